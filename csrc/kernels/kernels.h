@@ -1,0 +1,132 @@
+/*
+ * csrc/kernels — leaf compute functions. No allocation, no threads, no knowledge of
+ * graphs or ops: callers (csrc/ops) own memory and blocking decisions.
+ *
+ * Families. A family is a contract (this header) served by several kernels, one per
+ * (tile, ISA), each in its own file named after what it is, e.g.
+ * x86/f32_gemm_6x16__avx2_fma.c. Every family has a portable scalar kernel under
+ * generic/ that reads like the definition; every other kernel is tested against it.
+ *
+ * One list drives everything: EMBER_F32_GEMM_KERNELS below declares the kernels this
+ * build compiles. Dispatch (dispatch.c), the kernel tests and the benchmarks expand it,
+ * so adding a kernel is one line here plus its file.
+ */
+#ifndef EMBER_KERNELS_H
+#define EMBER_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---------------------------------------------------------------- CPU features */
+
+typedef enum ember_isa {
+    EMBER_ISA_SCALAR = 0,
+    EMBER_ISA_SSE2,
+    EMBER_ISA_AVX2_FMA,
+    EMBER_ISA_AVX512F,
+    EMBER_ISA_NEON_AARCH64,
+    EMBER_ISA_NEON_ARMV7
+} ember_isa;
+
+/* Whether this CPU can execute code of `isa` (CPUID on x86, HWCAP on armv7). */
+int ember_cpu_has(ember_isa isa);
+const char *ember_isa_name(ember_isa isa);
+
+/* ---------------------------------------------------------------- f32 GEMM */
+
+/* Fused epilogue of a GEMM tile. */
+typedef struct ember_f32_gemm_params {
+    const float *bias_row; /* bias_row[i] added to row i of the tile, or NULL */
+    const float *bias_col; /* bias_col[j] added to column j of the tile, or NULL */
+    int accumulate;        /* nonzero: add the product to what C holds */
+    float min, max;        /* clamp of the result: -INFINITY/INFINITY for none, 0/6 for ReLU6 */
+} ember_f32_gemm_params;
+
+/*
+ * Micro-kernel: one tile of at most MR rows × NR columns.
+ *
+ *   for i < m, j < n:
+ *     C[i][j] = clamp((accumulate ? C[i][j] : 0) + bias_row[i] + bias_col[j]
+ *                     + Σ_{p<k} A[i][p] · B[p][j], min, max)
+ *
+ * `a` is a packed A panel: k groups of MR floats (A[0][p] … A[MR-1][p]), rows ≥ m
+ * zero-filled by the packer. `b` is a packed B panel: k groups of NR floats, columns ≥ n
+ * zero-filled. C is row-major: row i starts at (char *)c + i * c_row_stride, columns
+ * contiguous. The kernel writes only C[i][j] for i < m, j < n (partial tiles are
+ * stored partially), and reads bias_row[0..m) / bias_col[0..n) only. 1 ≤ m ≤ MR,
+ * 1 ≤ n ≤ NR, k ≥ 0.
+ */
+typedef void (*ember_f32_gemm_ukernel_fn)(size_t m, size_t n, size_t k, const float *a,
+                                          const float *b, float *c, size_t c_row_stride,
+                                          const ember_f32_gemm_params *params);
+
+typedef struct ember_f32_gemm_kernel {
+    const char *name; /* "f32_gemm_6x16__avx2_fma" */
+    size_t mr, nr;
+    ember_isa isa;
+    ember_f32_gemm_ukernel_fn fn;
+} ember_f32_gemm_kernel;
+
+/* X(name, mr, nr, isa): the kernels of this build, best last within each ISA family. */
+#define EMBER_F32_GEMM_KERNELS_GENERIC(X) X(f32_gemm_4x4__scalar, 4, 4, EMBER_ISA_SCALAR)
+#if defined(__x86_64__) || defined(_M_X64)
+#define EMBER_F32_GEMM_KERNELS(X)                                                          \
+    EMBER_F32_GEMM_KERNELS_GENERIC(X)                                                      \
+    X(f32_gemm_6x16__avx2_fma, 6, 16, EMBER_ISA_AVX2_FMA)
+#elif defined(__aarch64__)
+#define EMBER_F32_GEMM_KERNELS(X)                                                          \
+    EMBER_F32_GEMM_KERNELS_GENERIC(X)                                                      \
+    X(f32_gemm_8x8__neon_aarch64, 8, 8, EMBER_ISA_NEON_AARCH64)
+#elif defined(__arm__) && defined(__ARM_NEON)
+#define EMBER_F32_GEMM_KERNELS(X)                                                          \
+    EMBER_F32_GEMM_KERNELS_GENERIC(X)                                                      \
+    X(f32_gemm_4x8__neon_armv7, 4, 8, EMBER_ISA_NEON_ARMV7)
+#else
+#define EMBER_F32_GEMM_KERNELS(X) EMBER_F32_GEMM_KERNELS_GENERIC(X)
+#endif
+
+#define EMBER_DECLARE_F32_GEMM(name, mr, nr, isa)                                          \
+    void ember_##name(size_t m, size_t n, size_t k, const float *a, const float *b, float *c, \
+                      size_t c_row_stride, const ember_f32_gemm_params *params);
+EMBER_F32_GEMM_KERNELS(EMBER_DECLARE_F32_GEMM)
+#undef EMBER_DECLARE_F32_GEMM
+
+/* Every kernel of the list, in list order, and how many there are. */
+extern const ember_f32_gemm_kernel ember_f32_gemm_kernels[];
+extern const size_t ember_f32_gemm_kernel_count;
+
+/*
+ * Packing (generic C, shared by every kernel: only mr/nr differ).
+ * Element (i, p) of A is a[i * rs + p * cs] (strides in elements, so a transposed
+ * operand packs without a copy). Panels are consecutive: panel t holds rows
+ * [t*mr, t*mr + mr), k groups of mr floats, rows past m zero-filled.
+ */
+size_t ember_f32_packed_a_floats(size_t mr, size_t m, size_t k); /* = ceil(m/mr)*mr*k */
+void ember_f32_pack_a(size_t mr, size_t m, size_t k, const float *a, size_t rs, size_t cs,
+                      float *packed);
+/* Element (p, j) of B is b[p * rs + j * cs]; panel t holds columns [t*nr, t*nr + nr). */
+size_t ember_f32_packed_b_floats(size_t nr, size_t k, size_t n); /* = ceil(n/nr)*nr*k */
+void ember_f32_pack_b(size_t nr, size_t k, size_t n, const float *b, size_t rs, size_t cs,
+                      float *packed);
+
+/*
+ * Whole GEMM over packed operands: C (m × n, row stride c_row_stride bytes) =
+ * epilogue(A · B), tiles walked by the kernel's mr × nr. params->bias_row has m entries
+ * and bias_col n entries when not NULL (the driver offsets them per tile).
+ */
+void ember_f32_gemm_packed(const ember_f32_gemm_kernel *kernel, size_t m, size_t n, size_t k,
+                           const float *a_packed, const float *b_packed, float *c,
+                           size_t c_row_stride, const ember_f32_gemm_params *params);
+
+/* ---------------------------------------------------------------- dispatch */
+
+/* The kernel chosen for each family on this CPU; filled once, thread-safe.
+ * EMBER_ISA=scalar in the environment forces the scalar kernels (for tests and
+ * comparisons). */
+typedef struct ember_kernel_config {
+    const ember_f32_gemm_kernel *f32_gemm;
+} ember_kernel_config;
+
+const ember_kernel_config *ember_kernel_config_get(void);
+
+#endif /* EMBER_KERNELS_H */

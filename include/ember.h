@@ -1,0 +1,181 @@
+/*
+ * ember.h — the public C API of the ember inference runtime.
+ *
+ * ember runs a plan: a neural network cooked once on a workstation (see cook/, the
+ * Python side) into an NNEF directory, .tar or .tgz. This header is the only one a
+ * program needs; link with libember (static or shared) and libm.
+ *
+ * A complete program:
+ *
+ *     #include <stdio.h>
+ *     #include "ember.h"
+ *
+ *     int main(void) {
+ *         ember_model *model = NULL;
+ *         ember_runnable *run = NULL;
+ *         if (ember_model_load("mnist.nnef.tgz", &model) != EMBER_OK ||
+ *             ember_runnable_new(model, &run) != EMBER_OK) {
+ *             fprintf(stderr, "ember: %s\n", ember_last_error());
+ *             return 1;
+ *         }
+ *         float image[1 * 64] = {0};                  // the input, in model order
+ *         ember_tensor in = { EMBER_F32, 2, {1, 64}, image };
+ *         if (ember_runnable_run(run, 1, &in) != EMBER_OK) {
+ *             fprintf(stderr, "ember: %s\n", ember_last_error());
+ *             return 1;
+ *         }
+ *         ember_tensor out;
+ *         ember_runnable_output(run, 0, &out);        // valid until the next run or free
+ *         const float *logits = out.data;
+ *         printf("%g\n", logits[0]);
+ *         ember_runnable_free(run);
+ *         ember_model_free(model);
+ *         return 0;
+ *     }
+ *
+ * Conventions
+ * - Every fallible call returns an ember_status; EMBER_OK is 0. On failure,
+ *   ember_last_error() returns a message naming the file, node, op and reason. It is
+ *   thread-local and valid until the next failing call on the same thread.
+ * - Handles are opaque. Every _free function accepts NULL and does nothing.
+ * - Output parameters come last. On failure they are left as NULL / untouched.
+ * - Inputs are owned by the caller and only read during the call.
+ * - An ember_model is immutable once loaded: it may be shared between threads, and
+ *   several runnables may be created from it. An ember_runnable holds the working
+ *   memory of one execution and is used by one thread at a time.
+ * - No global state: nothing to initialise, nothing to tear down.
+ */
+#ifndef EMBER_H
+#define EMBER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(EMBER_BUILDING) && defined(__GNUC__)
+#define EMBER_API __attribute__((visibility("default")))
+#else
+#define EMBER_API
+#endif
+
+/* The version of this library. Released signatures never change; a changed call is
+ * added with a _v2 suffix. */
+#define EMBER_VERSION_MAJOR 0
+#define EMBER_VERSION_MINOR 1
+#define EMBER_VERSION_PATCH 0
+/* The newest plan format this runtime reads (property "ember.plan_version"). */
+#define EMBER_PLAN_VERSION 1
+/* The largest rank a tensor may have. */
+#define EMBER_MAX_RANK 8
+
+/* Status codes. The list only grows. */
+typedef enum ember_status {
+    EMBER_OK = 0,
+    EMBER_ERROR_IO = 1,          /* a file could not be opened or read */
+    EMBER_ERROR_FORMAT = 2,      /* the archive, a .dat file or graph.nnef is malformed */
+    EMBER_ERROR_UNSUPPORTED = 3, /* a valid plan uses an op, type or feature ember lacks */
+    EMBER_ERROR_INVALID = 4,     /* inconsistent model: shapes, attributes, references */
+    EMBER_ERROR_ARGUMENT = 5,    /* a bad argument from the caller: NULL, index, shape */
+    EMBER_ERROR_MEMORY = 6       /* an allocation failed */
+} ember_status;
+
+/* Datum types. Values are stable. */
+typedef enum ember_datum_type {
+    EMBER_F32 = 1,
+    EMBER_I64 = 2,
+    EMBER_I32 = 3,
+    EMBER_I8 = 4,
+    EMBER_U8 = 5,
+    EMBER_BOOL = 6,
+    EMBER_I16 = 7,
+    EMBER_U16 = 8,
+    EMBER_U32 = 9,
+    EMBER_U64 = 10
+} ember_datum_type;
+
+/* A dense, row-major tensor. `data` is not owned by the struct. */
+typedef struct ember_tensor {
+    ember_datum_type datum_type;
+    int32_t rank;
+    int64_t shape[EMBER_MAX_RANK];
+    void *data;
+} ember_tensor;
+
+/* What is known of a model input or output before running: datum type and shape. */
+typedef struct ember_fact {
+    ember_datum_type datum_type;
+    int32_t rank;
+    int64_t shape[EMBER_MAX_RANK];
+} ember_fact;
+
+typedef struct ember_model ember_model;       /* a loaded plan; immutable, shareable */
+typedef struct ember_runnable ember_runnable; /* a model prepared for this CPU, with its memory */
+
+/* "0.1.0". Static storage. Thread-safe. */
+EMBER_API const char *ember_version(void);
+
+/* The message of the last failure on this thread, or "" if none. Thread-local;
+ * valid until the next failing ember call on this thread. */
+EMBER_API const char *ember_last_error(void);
+
+/* The byte size of one item of a datum type, 0 if unknown. */
+EMBER_API size_t ember_datum_type_size(ember_datum_type dt);
+
+/* Load a plan from a path: a directory holding graph.nnef, a .tar, or a gzip'd tar.
+ * Errors: EMBER_ERROR_IO, _FORMAT, _UNSUPPORTED, _INVALID, _MEMORY.
+ * On success *out_model is a new model, to be released with ember_model_free. */
+EMBER_API ember_status ember_model_load(const char *path, ember_model **out_model);
+
+/* Load a plan from memory: the bytes of a .tar or a gzip'd tar. The buffer is copied
+ * when needed; the caller may free it after the call. Errors as ember_model_load. */
+EMBER_API ember_status ember_model_load_buffer(const void *data, size_t size,
+                                               ember_model **out_model);
+
+EMBER_API void ember_model_free(ember_model *model);
+
+/* Inputs and outputs, in the order of the graph declaration. Thread-safe. */
+EMBER_API size_t ember_model_input_count(const ember_model *model);
+EMBER_API size_t ember_model_output_count(const ember_model *model);
+/* Name of input/output `index`, owned by the model; NULL if the index is out of range. */
+EMBER_API const char *ember_model_input_name(const ember_model *model, size_t index);
+EMBER_API const char *ember_model_output_name(const ember_model *model, size_t index);
+/* Errors: EMBER_ERROR_ARGUMENT for a bad index. */
+EMBER_API ember_status ember_model_input_fact(const ember_model *model, size_t index,
+                                              ember_fact *out_fact);
+EMBER_API ember_status ember_model_output_fact(const ember_model *model, size_t index,
+                                               ember_fact *out_fact);
+/* The number of nodes (operations) of the loaded graph. */
+EMBER_API size_t ember_model_node_count(const ember_model *model);
+
+/* Prepare a model for this CPU: choose a kernel per op, pack weights, plan the memory
+ * arena. The runnable keeps a reference to the model: free the runnable first.
+ * Errors: EMBER_ERROR_MEMORY, EMBER_ERROR_UNSUPPORTED. */
+EMBER_API ember_status ember_runnable_new(const ember_model *model,
+                                          ember_runnable **out_runnable);
+
+EMBER_API void ember_runnable_free(ember_runnable *runnable);
+
+/* Run once. `inputs` holds ember_model_input_count(model) tensors, in model order,
+ * each matching its input fact. The inputs are read during the call only. Results are
+ * then read with ember_runnable_output. Running allocates nothing.
+ * Errors: EMBER_ERROR_ARGUMENT (count, type or shape mismatch, naming the input). */
+EMBER_API ember_status ember_runnable_run(ember_runnable *runnable, size_t n_inputs,
+                                          const ember_tensor *inputs);
+
+/* The output `index` of the last successful run. out_tensor->data points into the
+ * runnable's memory and is valid until the next run or ember_runnable_free.
+ * Errors: EMBER_ERROR_ARGUMENT for a bad index or when nothing was run yet. */
+EMBER_API ember_status ember_runnable_output(const ember_runnable *runnable, size_t index,
+                                             ember_tensor *out_tensor);
+
+/* Bytes of working memory (activations arena and packed weights) held by the runnable. */
+EMBER_API size_t ember_runnable_memory_bytes(const ember_runnable *runnable);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EMBER_H */
