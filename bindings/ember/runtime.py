@@ -1,0 +1,176 @@
+"""The C runtime from Python: load a plan, prepare it, run it.
+
+A thin layer over include/ember.h through cffi. Every C status becomes an EmberError
+carrying ember_last_error()'s message; numpy arrays go in and come out.
+"""
+import os
+
+import numpy as np
+
+from ._native import ffi, lib
+
+_DTYPES = {
+    lib.EMBER_F32: np.dtype(np.float32), lib.EMBER_I64: np.dtype(np.int64),
+    lib.EMBER_I32: np.dtype(np.int32), lib.EMBER_I8: np.dtype(np.int8),
+    lib.EMBER_U8: np.dtype(np.uint8), lib.EMBER_BOOL: np.dtype(np.bool_),
+    lib.EMBER_I16: np.dtype(np.int16), lib.EMBER_U16: np.dtype(np.uint16),
+    lib.EMBER_U32: np.dtype(np.uint32), lib.EMBER_U64: np.dtype(np.uint64),
+}
+_CODES = {dtype: code for code, dtype in _DTYPES.items()}
+_NAMES = {np.dtype(np.float32): "f32", np.dtype(np.int64): "i64", np.dtype(np.int32): "i32",
+          np.dtype(np.int8): "i8", np.dtype(np.uint8): "u8", np.dtype(np.bool_): "bool",
+          np.dtype(np.int16): "i16", np.dtype(np.uint16): "u16", np.dtype(np.uint32): "u32",
+          np.dtype(np.uint64): "u64"}
+
+STATUS_NAMES = {
+    lib.EMBER_ERROR_IO: "io", lib.EMBER_ERROR_FORMAT: "format",
+    lib.EMBER_ERROR_UNSUPPORTED: "unsupported", lib.EMBER_ERROR_INVALID: "invalid",
+    lib.EMBER_ERROR_ARGUMENT: "argument", lib.EMBER_ERROR_MEMORY: "memory",
+}
+
+
+class EmberError(RuntimeError):
+    """A failure reported by the C runtime; `status` is the ember_status code."""
+
+    def __init__(self, status, message):
+        super().__init__(message)
+        self.status = status
+        self.kind = STATUS_NAMES.get(status, str(status))
+
+
+def _check(status):
+    if status != lib.EMBER_OK:
+        raise EmberError(status, ffi.string(lib.ember_last_error()).decode("utf-8", "replace"))
+
+
+def version():
+    return ffi.string(lib.ember_version()).decode()
+
+
+class RuntimeFact:
+    """Datum type and concrete shape of a runtime input or output."""
+
+    def __init__(self, dtype, shape):
+        self.dtype = dtype
+        self.shape = tuple(shape)
+
+    @property
+    def datum_type(self):
+        return _NAMES[self.dtype]
+
+    def __str__(self):
+        return ",".join([str(d) for d in self.shape] + [self.datum_type])
+
+    def __repr__(self):
+        return f"RuntimeFact({self})"
+
+    def __eq__(self, other):
+        return str(self) == str(other)
+
+
+def _fact(c_fact):
+    return RuntimeFact(_DTYPES[c_fact.datum_type], [c_fact.shape[i] for i in range(c_fact.rank)])
+
+
+class Model:
+    """A plan loaded by the C runtime (immutable; shareable between threads)."""
+
+    def __init__(self, handle):
+        self._handle = ffi.gc(handle, lib.ember_model_free)
+
+    @classmethod
+    def load(cls, source):
+        """`source` is a path (directory, .tar, .tgz) or the bytes of a .tar/.tgz."""
+        out = ffi.new("ember_model **")
+        if isinstance(source, (bytes, bytearray, memoryview)):
+            data = bytes(source)
+            _check(lib.ember_model_load_buffer(data, len(data), out))
+        else:
+            _check(lib.ember_model_load(os.fsencode(source), out))
+        return cls(out[0])
+
+    def _names(self, count, getter):
+        return [ffi.string(getter(self._handle, i)).decode() for i in range(count)]
+
+    @property
+    def input_names(self):
+        return self._names(lib.ember_model_input_count(self._handle), lib.ember_model_input_name)
+
+    @property
+    def output_names(self):
+        return self._names(lib.ember_model_output_count(self._handle), lib.ember_model_output_name)
+
+    def _facts(self, count, getter):
+        facts = []
+        for i in range(count):
+            c_fact = ffi.new("ember_fact *")
+            _check(getter(self._handle, i, c_fact))
+            facts.append(_fact(c_fact))
+        return facts
+
+    def input_facts(self):
+        return self._facts(lib.ember_model_input_count(self._handle), lib.ember_model_input_fact)
+
+    def output_facts(self):
+        return self._facts(lib.ember_model_output_count(self._handle),
+                           lib.ember_model_output_fact)
+
+    @property
+    def node_count(self):
+        return lib.ember_model_node_count(self._handle)
+
+    def into_runnable(self):
+        return Runnable(self)
+
+
+class Runnable:
+    """A model prepared for this CPU, with its working memory. One thread at a time."""
+
+    def __init__(self, model):
+        self.model = model  # keeps the C model alive as long as the runnable
+        out = ffi.new("ember_runnable **")
+        _check(lib.ember_runnable_new(model._handle, out))
+        self._handle = ffi.gc(out[0], lib.ember_runnable_free)
+        self._output_count = lib.ember_model_output_count(model._handle)
+
+    def input_facts(self):
+        return self.model.input_facts()
+
+    def output_facts(self):
+        return self.model.output_facts()
+
+    @property
+    def memory_bytes(self):
+        return lib.ember_runnable_memory_bytes(self._handle)
+
+    def run(self, inputs):
+        """Run on a list of numpy arrays (model order); returns a list of new arrays."""
+        arrays = [np.ascontiguousarray(x) for x in inputs]
+        c_inputs = ffi.new("ember_tensor[]", max(len(arrays), 1))
+        for c_tensor, array in zip(c_inputs, arrays):
+            if array.dtype not in _CODES:
+                raise EmberError(lib.EMBER_ERROR_ARGUMENT,
+                                 f"datum type {array.dtype} is not supported by ember")
+            if array.ndim > lib.EMBER_MAX_RANK:
+                raise EmberError(lib.EMBER_ERROR_ARGUMENT, f"rank {array.ndim} is too large")
+            c_tensor.datum_type = _CODES[array.dtype]
+            c_tensor.rank = array.ndim
+            for axis, dim in enumerate(array.shape):
+                c_tensor.shape[axis] = dim
+            c_tensor.data = ffi.cast("void *", array.ctypes.data)
+        _check(lib.ember_runnable_run(self._handle, len(arrays), c_inputs))
+        return [self._output(i) for i in range(self._output_count)]
+
+    def _output(self, index):
+        c_tensor = ffi.new("ember_tensor *")
+        _check(lib.ember_runnable_output(self._handle, index, c_tensor))
+        dtype = _DTYPES[c_tensor.datum_type]
+        shape = tuple(c_tensor.shape[i] for i in range(c_tensor.rank))
+        count = int(np.prod(shape, dtype=np.int64))
+        buffer = ffi.buffer(c_tensor.data, count * dtype.itemsize) if count else b""
+        return np.frombuffer(buffer, dtype=dtype).reshape(shape).copy()
+
+
+def load_model(source):
+    """Load a plan (path or .tar/.tgz bytes) into the C runtime."""
+    return Model.load(source)
