@@ -53,8 +53,9 @@ typedef struct ember_f32_gemm_params {
  * zero-filled by the packer. `b` is a packed B panel: k groups of NR floats, columns ≥ n
  * zero-filled. C is row-major: row i starts at (char *)c + i * c_row_stride, columns
  * contiguous. The kernel writes only C[i][j] for i < m, j < n (partial tiles are
- * stored partially), and reads bias_row[0..m) / bias_col[0..n) only. 1 ≤ m ≤ MR,
- * 1 ≤ n ≤ NR, k ≥ 0.
+ * stored partially), and reads bias_row[0..m) / bias_col[0..n) only, and exactly k*MR /
+ * k*NR floats of the panels (nothing when k = 0). 1 ≤ m ≤ MR, 1 ≤ n ≤ NR, k ≥ 0.
+ * No alignment is required of any pointer; params is never NULL.
  */
 typedef void (*ember_f32_gemm_ukernel_fn)(size_t m, size_t n, size_t k, const float *a,
                                           const float *b, float *c, size_t c_row_stride,
@@ -72,7 +73,8 @@ typedef struct ember_f32_gemm_kernel {
 #if defined(__x86_64__) || defined(_M_X64)
 #define EMBER_F32_GEMM_KERNELS(X)                                                          \
     EMBER_F32_GEMM_KERNELS_GENERIC(X)                                                      \
-    X(f32_gemm_6x16__avx2_fma, 6, 16, EMBER_ISA_AVX2_FMA)
+    X(f32_gemm_6x16__avx2_fma, 6, 16, EMBER_ISA_AVX2_FMA)                                  \
+    X(f32_gemm_8x32__avx512f, 8, 32, EMBER_ISA_AVX512F)
 #elif defined(__aarch64__)
 #define EMBER_F32_GEMM_KERNELS(X)                                                          \
     EMBER_F32_GEMM_KERNELS_GENERIC(X)                                                      \
@@ -112,7 +114,9 @@ void ember_f32_pack_b(size_t nr, size_t k, size_t n, const float *b, size_t rs, 
 /*
  * Whole GEMM over packed operands: C (m × n, row stride c_row_stride bytes) =
  * epilogue(A · B), tiles walked by the kernel's mr × nr. params->bias_row has m entries
- * and bias_col n entries when not NULL (the driver offsets them per tile).
+ * and bias_col n entries when not NULL (the driver offsets them per tile). a_packed and
+ * b_packed come from ember_f32_pack_a / pack_b with this kernel's mr / nr. m = 0 or n = 0
+ * does nothing. No allocation, single-threaded; concurrent calls on disjoint C are safe.
  */
 void ember_f32_gemm_packed(const ember_f32_gemm_kernel *kernel, size_t m, size_t n, size_t k,
                            const float *a_packed, const float *b_packed, float *c,
@@ -120,9 +124,12 @@ void ember_f32_gemm_packed(const ember_f32_gemm_kernel *kernel, size_t m, size_t
 
 /* ---------------------------------------------------------------- dispatch */
 
-/* The kernel chosen for each family on this CPU; filled once, thread-safe.
- * EMBER_ISA=scalar in the environment forces the scalar kernels (for tests and
- * comparisons). */
+/* The kernel chosen for each family on this CPU: the last kernel of the family's list
+ * whose ISA the CPU has. Filled once (pthread_once), thread-safe, never NULL.
+ * EMBER_ISA in the environment, read at that first call, overrides the choice (for tests
+ * and comparisons): "scalar" forces the scalar kernels; another ember_isa_name
+ * ("avx2_fma", "avx512f", "neon_aarch64", ...) forces that ISA's kernel when the CPU has
+ * it and the family has one, and is ignored otherwise, as is an unknown name. */
 typedef struct ember_kernel_config {
     const ember_f32_gemm_kernel *f32_gemm;
 } ember_kernel_config;

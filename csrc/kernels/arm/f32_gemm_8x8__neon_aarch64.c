@@ -1,0 +1,111 @@
+/*
+ * f32_gemm_8x8__neon_aarch64 — 8 rows × 8 columns, AArch64 Advanced SIMD with FMA.
+ *
+ * Register budget (32 q): 16 accumulators (8 rows × 2 q of 4 columns), 2 q for the 8 A
+ * values of a k step, 2 q for the 8 B values: 20, leaving room for the compiler to
+ * software-pipeline the loads. Per k step: 4 q loads, 16 FMAs by lane
+ * (vfmaq_laneq_f32 multiplies by one lane of a q register, so A needs no broadcast).
+ *
+ * Tails: panels are read exactly (k*8 floats each); rows ≥ m are computed but never
+ * loaded or stored; a partial row (n < 8) goes through an 8-float stack copy so C and
+ * bias_col are touched only in columns < n. No alignment is assumed.
+ */
+#include "kernels/kernels.h"
+
+#include <arm_neon.h>
+#include <string.h>
+
+enum { MR = 8, NR = 8 };
+
+static inline void store_row(float32x4_t lo, float32x4_t hi, float *c, size_t n,
+                             float bias_row, float32x4_t bias_lo, float32x4_t bias_hi,
+                             int accumulate, float32x4_t vmin, float32x4_t vmax)
+{
+    const float32x4_t vbias_row = vdupq_n_f32(bias_row);
+    lo = vaddq_f32(lo, vaddq_f32(vbias_row, bias_lo));
+    hi = vaddq_f32(hi, vaddq_f32(vbias_row, bias_hi));
+    float tmp[NR];
+    float *dst = n == NR ? c : tmp;
+    if (accumulate) {
+        if (dst == tmp) {
+            memcpy(tmp, c, n * sizeof(float));
+        }
+        lo = vaddq_f32(lo, vld1q_f32(dst));
+        hi = vaddq_f32(hi, vld1q_f32(dst + 4));
+    }
+    /* vmaxq/vminq return NaN when an input is NaN, as the scalar comparisons do. */
+    lo = vminq_f32(vmaxq_f32(lo, vmin), vmax);
+    hi = vminq_f32(vmaxq_f32(hi, vmin), vmax);
+    vst1q_f32(dst, lo);
+    vst1q_f32(dst + 4, hi);
+    if (dst == tmp) {
+        memcpy(c, tmp, n * sizeof(float));
+    }
+}
+
+void ember_f32_gemm_8x8__neon_aarch64(size_t m, size_t n, size_t k, const float *a,
+                                      const float *b, float *c, size_t c_row_stride,
+                                      const ember_f32_gemm_params *params)
+{
+    float32x4_t c00 = vdupq_n_f32(0.0f), c01 = c00, c10 = c00, c11 = c00;
+    float32x4_t c20 = c00, c21 = c00, c30 = c00, c31 = c00;
+    float32x4_t c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+    float32x4_t c60 = c00, c61 = c00, c70 = c00, c71 = c00;
+
+    for (size_t p = 0; p < k; p++) {
+        const float32x4_t a0 = vld1q_f32(a);
+        const float32x4_t a1 = vld1q_f32(a + 4);
+        const float32x4_t b0 = vld1q_f32(b);
+        const float32x4_t b1 = vld1q_f32(b + 4);
+        a += MR;
+        b += NR;
+        c00 = vfmaq_laneq_f32(c00, b0, a0, 0);
+        c01 = vfmaq_laneq_f32(c01, b1, a0, 0);
+        c10 = vfmaq_laneq_f32(c10, b0, a0, 1);
+        c11 = vfmaq_laneq_f32(c11, b1, a0, 1);
+        c20 = vfmaq_laneq_f32(c20, b0, a0, 2);
+        c21 = vfmaq_laneq_f32(c21, b1, a0, 2);
+        c30 = vfmaq_laneq_f32(c30, b0, a0, 3);
+        c31 = vfmaq_laneq_f32(c31, b1, a0, 3);
+        c40 = vfmaq_laneq_f32(c40, b0, a1, 0);
+        c41 = vfmaq_laneq_f32(c41, b1, a1, 0);
+        c50 = vfmaq_laneq_f32(c50, b0, a1, 1);
+        c51 = vfmaq_laneq_f32(c51, b1, a1, 1);
+        c60 = vfmaq_laneq_f32(c60, b0, a1, 2);
+        c61 = vfmaq_laneq_f32(c61, b1, a1, 2);
+        c70 = vfmaq_laneq_f32(c70, b0, a1, 3);
+        c71 = vfmaq_laneq_f32(c71, b1, a1, 3);
+    }
+
+    float32x4_t bias_lo = vdupq_n_f32(0.0f), bias_hi = bias_lo;
+    if (params->bias_col) {
+        if (n == NR) {
+            bias_lo = vld1q_f32(params->bias_col);
+            bias_hi = vld1q_f32(params->bias_col + 4);
+        } else {
+            float tmp[NR] = {0.0f};
+            memcpy(tmp, params->bias_col, n * sizeof(float));
+            bias_lo = vld1q_f32(tmp);
+            bias_hi = vld1q_f32(tmp + 4);
+        }
+    }
+    const float *bias_row = params->bias_row;
+    const int accumulate = params->accumulate != 0;
+    const float32x4_t vmin = vdupq_n_f32(params->min);
+    const float32x4_t vmax = vdupq_n_f32(params->max);
+
+#define EMBER_ROW(r, lo, hi)                                                                 \
+    if (m > r) {                                                                             \
+        store_row(lo, hi, (float *)((char *)c + r * c_row_stride), n,                       \
+                  bias_row ? bias_row[r] : 0.0f, bias_lo, bias_hi, accumulate, vmin, vmax); \
+    }
+    EMBER_ROW(0, c00, c01)
+    EMBER_ROW(1, c10, c11)
+    EMBER_ROW(2, c20, c21)
+    EMBER_ROW(3, c30, c31)
+    EMBER_ROW(4, c40, c41)
+    EMBER_ROW(5, c50, c51)
+    EMBER_ROW(6, c60, c61)
+    EMBER_ROW(7, c70, c71)
+#undef EMBER_ROW
+}

@@ -1,0 +1,177 @@
+/*
+ * Dispatch: which ISAs this CPU runs, and which kernel serves each family.
+ *
+ * This is the one file with architecture #ifs. Kernels are compiled per ISA with per-file
+ * flags (SConstruct), so one x86 binary carries scalar, AVX2+FMA (and later) kernels and
+ * picks among them here, once, at first use:
+ *
+ *   - x86: CPUID says what the core implements; XGETBV says whether the OS saves the
+ *     wider registers on context switch (an OS without AVX state support faults on
+ *     the first ymm instruction, so both must agree);
+ *   - aarch64: Advanced SIMD is mandatory in the architecture;
+ *   - armv7: the kernel reports NEON in AT_HWCAP.
+ *
+ * The choice is the last kernel of the family's X-macro list whose ISA this CPU has
+ * (the list is ordered worst to best). EMBER_ISA in the environment overrides it, for
+ * tests and comparisons: "scalar" forces the scalar kernels; another ISA name (as
+ * ember_isa_name spells it, e.g. "avx2_fma") forces that ISA when the CPU has it and is
+ * ignored otherwise, as is an unknown name (a family with no kernel of the forced ISA
+ * keeps its default).
+ */
+#include "kernels/kernels.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#elif defined(__arm__) && defined(__linux__)
+#include <sys/auxv.h>
+#ifndef HWCAP_NEON
+#define HWCAP_NEON (1 << 12) /* arch/arm/include/uapi/asm/hwcap.h */
+#endif
+#endif
+
+/* ---------------------------------------------------------------- CPU features */
+
+#if defined(__x86_64__) || defined(__i386__)
+/* XCR0 bits: the OS saves SSE (1) and AVX (2) state; opmask (5), ZMM0-15 upper halves (6)
+ * and ZMM16-31 (7) for AVX-512. */
+#define XCR0_AVX_STATE 0x06u
+#define XCR0_AVX512_STATE 0xe6u
+
+static unsigned long long read_xcr0(void)
+{
+    unsigned int eax, edx;
+    /* xgetbv spelled as an instruction so this file needs no -mxsave. */
+    __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
+    return ((unsigned long long)edx << 32) | eax;
+}
+
+static int x86_has(ember_isa isa)
+{
+    unsigned int eax, ebx, ecx, edx;
+    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) {
+        return 0;
+    }
+    const int sse2 = (edx >> 26) & 1;
+    const int fma = (ecx >> 12) & 1;
+    const int osxsave = (ecx >> 27) & 1;
+    const int avx = (ecx >> 28) & 1;
+    if (isa == EMBER_ISA_SSE2) {
+        return sse2;
+    }
+    if (!osxsave || !avx) {
+        return 0;
+    }
+    const unsigned long long xcr0 = read_xcr0();
+    unsigned int ebx7 = 0;
+    if (__get_cpuid_max(0, NULL) >= 7) {
+        unsigned int eax7, ecx7, edx7;
+        __cpuid_count(7, 0, eax7, ebx7, ecx7, edx7);
+        (void)eax7;
+        (void)ecx7;
+        (void)edx7;
+    }
+    const int avx2 = (ebx7 >> 5) & 1;
+    const int avx512f = (ebx7 >> 16) & 1;
+    switch (isa) {
+    case EMBER_ISA_AVX2_FMA:
+        return avx2 && fma && (xcr0 & XCR0_AVX_STATE) == XCR0_AVX_STATE;
+    case EMBER_ISA_AVX512F:
+        return avx512f && (xcr0 & XCR0_AVX512_STATE) == XCR0_AVX512_STATE;
+    default:
+        return 0;
+    }
+}
+#endif
+
+int ember_cpu_has(ember_isa isa)
+{
+    if (isa == EMBER_ISA_SCALAR) {
+        return 1;
+    }
+#if defined(__x86_64__) || defined(__i386__)
+    return x86_has(isa);
+#elif defined(__aarch64__)
+    return isa == EMBER_ISA_NEON_AARCH64;
+#elif defined(__arm__) && defined(__linux__)
+    return isa == EMBER_ISA_NEON_ARMV7 && (getauxval(AT_HWCAP) & HWCAP_NEON) != 0;
+#else
+    return 0;
+#endif
+}
+
+const char *ember_isa_name(ember_isa isa)
+{
+    switch (isa) {
+    case EMBER_ISA_SCALAR:
+        return "scalar";
+    case EMBER_ISA_SSE2:
+        return "sse2";
+    case EMBER_ISA_AVX2_FMA:
+        return "avx2_fma";
+    case EMBER_ISA_AVX512F:
+        return "avx512f";
+    case EMBER_ISA_NEON_AARCH64:
+        return "neon_aarch64";
+    case EMBER_ISA_NEON_ARMV7:
+        return "neon_armv7";
+    }
+    return "unknown";
+}
+
+/* ---------------------------------------------------------------- kernel tables */
+
+#define EMBER_F32_GEMM_ENTRY(name, mr, nr, isa) {#name, mr, nr, isa, ember_##name},
+const ember_f32_gemm_kernel ember_f32_gemm_kernels[] = {
+    EMBER_F32_GEMM_KERNELS(EMBER_F32_GEMM_ENTRY)
+};
+#undef EMBER_F32_GEMM_ENTRY
+const size_t ember_f32_gemm_kernel_count =
+    sizeof(ember_f32_gemm_kernels) / sizeof(ember_f32_gemm_kernels[0]);
+
+/* ---------------------------------------------------------------- choice */
+
+static ember_kernel_config config;
+static pthread_once_t config_once = PTHREAD_ONCE_INIT;
+
+/* The ISA named by EMBER_ISA, or -1 when unset, unknown or not on this CPU. */
+static int forced_isa(void)
+{
+    const char *name = getenv("EMBER_ISA");
+    if (!name || !*name) {
+        return -1;
+    }
+    for (int isa = EMBER_ISA_SCALAR; isa <= EMBER_ISA_NEON_ARMV7; isa++) {
+        if (strcmp(name, ember_isa_name((ember_isa)isa)) == 0) {
+            return ember_cpu_has((ember_isa)isa) ? isa : -1;
+        }
+    }
+    return -1;
+}
+
+static void config_fill(void)
+{
+    /* The scalar kernel is first in every list and always usable. */
+    config.f32_gemm = &ember_f32_gemm_kernels[0];
+    for (size_t i = 0; i < ember_f32_gemm_kernel_count; i++) {
+        if (ember_cpu_has(ember_f32_gemm_kernels[i].isa)) {
+            config.f32_gemm = &ember_f32_gemm_kernels[i];
+        }
+    }
+    /* A forced ISA without a kernel in this family leaves the family's default. */
+    const int forced = forced_isa();
+    for (size_t i = 0; forced >= 0 && i < ember_f32_gemm_kernel_count; i++) {
+        if (ember_f32_gemm_kernels[i].isa == (ember_isa)forced) {
+            config.f32_gemm = &ember_f32_gemm_kernels[i];
+        }
+    }
+}
+
+const ember_kernel_config *ember_kernel_config_get(void)
+{
+    pthread_once(&config_once, config_fill);
+    return &config;
+}

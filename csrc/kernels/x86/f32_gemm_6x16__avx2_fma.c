@@ -1,0 +1,114 @@
+/*
+ * f32_gemm_6x16__avx2_fma — 6 rows × 16 columns, AVX2 + FMA3. Compiled with -mavx2 -mfma
+ * (SConstruct, from the file name); called only when dispatch saw both on the CPU.
+ *
+ * Register budget (16 ymm): 12 accumulators (6 rows × 2 vectors of 8 columns), 2 for the
+ * B row of the current k step, 1 for the broadcast A element: 15. Per k step: 2 loads,
+ * 6 broadcasts and 12 FMAs, so two FMA ports stay busy with loads to spare.
+ *
+ * Tails: the packed panels are exactly k*6 and k*16 floats and are read exactly; rows
+ * ≥ m of the tile are computed (the packer zero-filled them) but never loaded or stored;
+ * columns ≥ n are masked off in every C / bias_col access with maskload / maskstore,
+ * which do not touch (nor fault on) masked-off addresses. No alignment is assumed.
+ */
+#include "kernels/kernels.h"
+
+#include <immintrin.h>
+
+enum { MR = 6, NR = 16 };
+
+/* Epilogue of one row: bias, accumulate, clamp, (masked) store. */
+static inline void store_row(__m256 lo, __m256 hi, float *c, float bias_row, __m256 bias_lo,
+                             __m256 bias_hi, int accumulate, int full, __m256i mask_lo,
+                             __m256i mask_hi, __m256 vmin, __m256 vmax)
+{
+    const __m256 vbias_row = _mm256_set1_ps(bias_row);
+    lo = _mm256_add_ps(lo, _mm256_add_ps(vbias_row, bias_lo));
+    hi = _mm256_add_ps(hi, _mm256_add_ps(vbias_row, bias_hi));
+    if (full) {
+        if (accumulate) {
+            lo = _mm256_add_ps(lo, _mm256_loadu_ps(c));
+            hi = _mm256_add_ps(hi, _mm256_loadu_ps(c + 8));
+        }
+        /* max(min, x) then min(max, x): a NaN in x survives both, as in the scalar kernel. */
+        lo = _mm256_min_ps(vmax, _mm256_max_ps(vmin, lo));
+        hi = _mm256_min_ps(vmax, _mm256_max_ps(vmin, hi));
+        _mm256_storeu_ps(c, lo);
+        _mm256_storeu_ps(c + 8, hi);
+    } else {
+        if (accumulate) {
+            lo = _mm256_add_ps(lo, _mm256_maskload_ps(c, mask_lo));
+            hi = _mm256_add_ps(hi, _mm256_maskload_ps(c + 8, mask_hi));
+        }
+        lo = _mm256_min_ps(vmax, _mm256_max_ps(vmin, lo));
+        hi = _mm256_min_ps(vmax, _mm256_max_ps(vmin, hi));
+        _mm256_maskstore_ps(c, mask_lo, lo);
+        _mm256_maskstore_ps(c + 8, mask_hi, hi);
+    }
+}
+
+void ember_f32_gemm_6x16__avx2_fma(size_t m, size_t n, size_t k, const float *a,
+                                   const float *b, float *c, size_t c_row_stride,
+                                   const ember_f32_gemm_params *params)
+{
+    __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
+    __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
+    __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
+    __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
+    __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps();
+    __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
+
+    for (size_t p = 0; p < k; p++) {
+        const __m256 b0 = _mm256_loadu_ps(b);
+        const __m256 b1 = _mm256_loadu_ps(b + 8);
+        b += NR;
+        __m256 ai = _mm256_broadcast_ss(a + 0);
+        c00 = _mm256_fmadd_ps(ai, b0, c00);
+        c01 = _mm256_fmadd_ps(ai, b1, c01);
+        ai = _mm256_broadcast_ss(a + 1);
+        c10 = _mm256_fmadd_ps(ai, b0, c10);
+        c11 = _mm256_fmadd_ps(ai, b1, c11);
+        ai = _mm256_broadcast_ss(a + 2);
+        c20 = _mm256_fmadd_ps(ai, b0, c20);
+        c21 = _mm256_fmadd_ps(ai, b1, c21);
+        ai = _mm256_broadcast_ss(a + 3);
+        c30 = _mm256_fmadd_ps(ai, b0, c30);
+        c31 = _mm256_fmadd_ps(ai, b1, c31);
+        ai = _mm256_broadcast_ss(a + 4);
+        c40 = _mm256_fmadd_ps(ai, b0, c40);
+        c41 = _mm256_fmadd_ps(ai, b1, c41);
+        ai = _mm256_broadcast_ss(a + 5);
+        c50 = _mm256_fmadd_ps(ai, b0, c50);
+        c51 = _mm256_fmadd_ps(ai, b1, c51);
+        a += MR;
+    }
+
+    const int full = n == NR;
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i vn = _mm256_set1_epi32((int)n);
+    const __m256i mask_lo = _mm256_cmpgt_epi32(vn, lane);
+    const __m256i mask_hi = _mm256_cmpgt_epi32(vn, _mm256_add_epi32(lane, _mm256_set1_epi32(8)));
+
+    __m256 bias_lo = _mm256_setzero_ps(), bias_hi = _mm256_setzero_ps();
+    if (params->bias_col) {
+        bias_lo = _mm256_maskload_ps(params->bias_col, mask_lo);
+        bias_hi = _mm256_maskload_ps(params->bias_col + 8, mask_hi);
+    }
+    const float *bias_row = params->bias_row;
+    const int accumulate = params->accumulate != 0;
+    const __m256 vmin = _mm256_set1_ps(params->min);
+    const __m256 vmax = _mm256_set1_ps(params->max);
+
+#define EMBER_ROW(r, lo, hi)                                                                 \
+    if (m > r) {                                                                             \
+        store_row(lo, hi, (float *)((char *)c + r * c_row_stride), bias_row ? bias_row[r] : 0.0f, \
+                  bias_lo, bias_hi, accumulate, full, mask_lo, mask_hi, vmin, vmax);        \
+    }
+    EMBER_ROW(0, c00, c01)
+    EMBER_ROW(1, c10, c11)
+    EMBER_ROW(2, c20, c21)
+    EMBER_ROW(3, c30, c31)
+    EMBER_ROW(4, c40, c41)
+    EMBER_ROW(5, c50, c51)
+#undef EMBER_ROW
+}

@@ -1,0 +1,106 @@
+/*
+ * f32_gemm_8x32__avx512f — 8 rows × 32 columns, AVX-512F. Compiled with -mavx512f -mfma
+ * (SConstruct, from the file name); called only when dispatch saw AVX-512F on the CPU and
+ * the OS saving its state.
+ *
+ * Register budget (32 zmm): 16 accumulators (8 rows × 2 vectors of 16 columns), 2 for
+ * the B row of the current k step, 1 for the broadcast A element: 19. Per k step: 2 loads,
+ * 8 broadcasts, 16 FMAs — 16 independent chains cover the FMA latency on two ports, with
+ * loads to spare. A taller tile would not be faster and would waste more at m edges.
+ *
+ * Tails: panels read exactly (k*8 and k*32 floats); rows ≥ m computed, never loaded or
+ * stored; columns ≥ n masked off with k-masks (masked loads and stores neither touch nor
+ * fault on masked-off addresses). No alignment is assumed.
+ */
+#include "kernels/kernels.h"
+
+#include <immintrin.h>
+
+enum { MR = 8, NR = 32 };
+
+static inline void store_row(__m512 lo, __m512 hi, float *c, float bias_row, __m512 bias_lo,
+                             __m512 bias_hi, int accumulate, __mmask16 mask_lo,
+                             __mmask16 mask_hi, __m512 vmin, __m512 vmax)
+{
+    const __m512 vbias_row = _mm512_set1_ps(bias_row);
+    lo = _mm512_add_ps(lo, _mm512_add_ps(vbias_row, bias_lo));
+    hi = _mm512_add_ps(hi, _mm512_add_ps(vbias_row, bias_hi));
+    if (accumulate) {
+        lo = _mm512_add_ps(lo, _mm512_maskz_loadu_ps(mask_lo, c));
+        hi = _mm512_add_ps(hi, _mm512_maskz_loadu_ps(mask_hi, c + 16));
+    }
+    /* max(min, x) then min(max, x): a NaN in x survives both, as in the scalar kernel. */
+    lo = _mm512_min_ps(vmax, _mm512_max_ps(vmin, lo));
+    hi = _mm512_min_ps(vmax, _mm512_max_ps(vmin, hi));
+    _mm512_mask_storeu_ps(c, mask_lo, lo);
+    _mm512_mask_storeu_ps(c + 16, mask_hi, hi);
+}
+
+void ember_f32_gemm_8x32__avx512f(size_t m, size_t n, size_t k, const float *a,
+                                  const float *b, float *c, size_t c_row_stride,
+                                  const ember_f32_gemm_params *params)
+{
+    __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00;
+    __m512 c20 = c00, c21 = c00, c30 = c00, c31 = c00;
+    __m512 c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+    __m512 c60 = c00, c61 = c00, c70 = c00, c71 = c00;
+
+    for (size_t p = 0; p < k; p++) {
+        const __m512 b0 = _mm512_loadu_ps(b);
+        const __m512 b1 = _mm512_loadu_ps(b + 16);
+        b += NR;
+        __m512 ai = _mm512_set1_ps(a[0]);
+        c00 = _mm512_fmadd_ps(ai, b0, c00);
+        c01 = _mm512_fmadd_ps(ai, b1, c01);
+        ai = _mm512_set1_ps(a[1]);
+        c10 = _mm512_fmadd_ps(ai, b0, c10);
+        c11 = _mm512_fmadd_ps(ai, b1, c11);
+        ai = _mm512_set1_ps(a[2]);
+        c20 = _mm512_fmadd_ps(ai, b0, c20);
+        c21 = _mm512_fmadd_ps(ai, b1, c21);
+        ai = _mm512_set1_ps(a[3]);
+        c30 = _mm512_fmadd_ps(ai, b0, c30);
+        c31 = _mm512_fmadd_ps(ai, b1, c31);
+        ai = _mm512_set1_ps(a[4]);
+        c40 = _mm512_fmadd_ps(ai, b0, c40);
+        c41 = _mm512_fmadd_ps(ai, b1, c41);
+        ai = _mm512_set1_ps(a[5]);
+        c50 = _mm512_fmadd_ps(ai, b0, c50);
+        c51 = _mm512_fmadd_ps(ai, b1, c51);
+        ai = _mm512_set1_ps(a[6]);
+        c60 = _mm512_fmadd_ps(ai, b0, c60);
+        c61 = _mm512_fmadd_ps(ai, b1, c61);
+        ai = _mm512_set1_ps(a[7]);
+        c70 = _mm512_fmadd_ps(ai, b0, c70);
+        c71 = _mm512_fmadd_ps(ai, b1, c71);
+        a += MR;
+    }
+
+    const __mmask16 mask_lo = n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1);
+    const __mmask16 mask_hi =
+        n >= 32 ? (__mmask16)0xffff : n > 16 ? (__mmask16)((1u << (n - 16)) - 1) : 0;
+    __m512 bias_lo = _mm512_setzero_ps(), bias_hi = bias_lo;
+    if (params->bias_col) {
+        bias_lo = _mm512_maskz_loadu_ps(mask_lo, params->bias_col);
+        bias_hi = _mm512_maskz_loadu_ps(mask_hi, params->bias_col + 16);
+    }
+    const float *bias_row = params->bias_row;
+    const int accumulate = params->accumulate != 0;
+    const __m512 vmin = _mm512_set1_ps(params->min);
+    const __m512 vmax = _mm512_set1_ps(params->max);
+
+#define EMBER_ROW(r, lo, hi)                                                                 \
+    if (m > r) {                                                                             \
+        store_row(lo, hi, (float *)((char *)c + r * c_row_stride), bias_row ? bias_row[r] : 0.0f, \
+                  bias_lo, bias_hi, accumulate, mask_lo, mask_hi, vmin, vmax);              \
+    }
+    EMBER_ROW(0, c00, c01)
+    EMBER_ROW(1, c10, c11)
+    EMBER_ROW(2, c20, c21)
+    EMBER_ROW(3, c30, c31)
+    EMBER_ROW(4, c40, c41)
+    EMBER_ROW(5, c50, c51)
+    EMBER_ROW(6, c60, c61)
+    EMBER_ROW(7, c70, c71)
+#undef EMBER_ROW
+}

@@ -1,0 +1,574 @@
+/*
+ * test_kernels — every f32 GEMM kernel of this build against the reference.
+ *
+ * For each kernel of EMBER_F32_GEMM_KERNELS that this CPU can run:
+ *   - direct: the micro-kernel itself, every m ≤ mr, n ≤ nr, k in K_VALUES;
+ *   - driver: ember_f32_gemm_packed, every m in 1..2mr+1, n in 1..2nr+1, k in K_VALUES,
+ *     operands packed from row-major or transposed matrices, compared with the scalar
+ *     kernel through the same driver; plus a few sizes large enough to cross the
+ *     driver's A blocks;
+ * each with every epilogue combination (bias_row, bias_col, accumulate, clamp none /
+ * [0, inf) / [0, 6]). Every result is checked against a double-precision reference
+ * with the tolerance 1e-5 · (Σ_p |a_ip b_pj| + |biases| + |C before| + 1), and every
+ * float of C outside the m × n tile (guard rows and columns, row stride > n) must keep
+ * its sentinel bits. Packed panels and biases end exactly at a PROT_NONE page, so a
+ * kernel that reads past them crashes the test instead of passing by luck.
+ *
+ * Also: packing (strided and transposed inputs, zero fill, exact sizes) and dispatch
+ * (the chosen kernel, and EMBER_ISA). Prints one line per kernel and, last,
+ * "N passed, M failed"; exits 1 on any failure.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+#include "kernels/kernels.h"
+
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static const size_t K_VALUES[] = {0, 1, 2, 3, 7, 16, 33, 100};
+#define K_COUNT (sizeof(K_VALUES) / sizeof(K_VALUES[0]))
+
+/* Epilogue combinations: bit 0 bias_row, bit 1 bias_col, bit 2 accumulate; × 3 clamps. */
+#define EPILOGUES 24
+
+/* Sizes that cross the driver's A blocks (EMBER_F32_GEMM_A_BLOCK_BYTES): m, n, k. */
+static const size_t LARGE[][3] = {{257, 37, 300}, {61, 70, 1000}, {130, 3, 129}};
+
+#define MAX_REPORTS 20
+
+static unsigned long passed, failed;
+static unsigned reports;
+
+/* The case being run, for the crash report: an over-read into a guard page ends here. */
+static char current_case[256];
+
+static void on_crash(int sig)
+{
+    static const char prefix[] = "CRASH (read or write outside a buffer) during: ";
+    (void)sig;
+    if (write(STDOUT_FILENO, prefix, sizeof prefix - 1) < 0 ||
+        write(STDOUT_FILENO, current_case, strlen(current_case)) < 0 ||
+        write(STDOUT_FILENO, "\n", 1) < 0) {
+        _exit(3);
+    }
+    _exit(3);
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+static uint32_t rng = 0x2545f491u;
+
+static float random_float(void) /* uniform in [-1, 1) */
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 17;
+    rng ^= rng << 5;
+    return (float)(rng >> 8) * (2.0f / 16777216.0f) - 1.0f;
+}
+
+static void fill_random(float *x, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        x[i] = random_float();
+    }
+}
+
+/* A buffer whose last float touches an inaccessible page: `guarded_tail(g, count)` is
+ * where `count` floats start so that reading or writing one past them faults. */
+typedef struct guarded {
+    unsigned char *base;
+    size_t bytes;
+    float *end;
+} guarded;
+
+static guarded guarded_new(size_t max_floats)
+{
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    const size_t data = (max_floats * sizeof(float) + page - 1) / page * page;
+    guarded g;
+    g.bytes = data + page;
+    g.base = mmap(NULL, g.bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (g.base == MAP_FAILED || mprotect(g.base + data, page, PROT_NONE) != 0) {
+        perror("test_kernels: mmap");
+        exit(2);
+    }
+    g.end = (float *)(g.base + data);
+    return g;
+}
+
+static float *guarded_tail(const guarded *g, size_t count)
+{
+    return g->end - count;
+}
+
+static void guarded_free(guarded *g)
+{
+    munmap(g->base, g->bytes);
+}
+
+static void check(int ok, const char *what)
+{
+    if (ok) {
+        passed++;
+        return;
+    }
+    failed++;
+    if (reports++ < MAX_REPORTS) {
+        printf("FAIL %s\n", what);
+    }
+}
+
+/* ---------------------------------------------------------------- one GEMM case */
+
+typedef struct gemm_case {
+    size_t m, n, k;
+    const float *a; /* m × k, element (i, p) at a[i * a_rs + p * a_cs] */
+    size_t a_rs, a_cs;
+    const float *b; /* k × n, element (p, j) at b[p * b_rs + j * b_cs] */
+    size_t b_rs, b_cs;
+    const float *c_before; /* m × n, dense: C's contents before the call */
+    ember_f32_gemm_params params;
+} gemm_case;
+
+static const float SENTINEL_BITS_SOURCE = -1234.5f;
+
+/* C lives in a (m + 2) × ldc buffer filled with the sentinel, the tile at row 1, column
+ * `col0`; everything but the tile must be untouched afterwards. */
+typedef struct c_frame {
+    float *buffer;
+    size_t ldc, col0, floats;
+    float *tile;
+} c_frame;
+
+static void c_frame_init(c_frame *f, float *storage, const gemm_case *g, size_t ldc, size_t col0)
+{
+    f->buffer = storage;
+    f->ldc = ldc;
+    f->col0 = col0;
+    f->floats = (g->m + 2) * ldc;
+    for (size_t i = 0; i < f->floats; i++) {
+        f->buffer[i] = SENTINEL_BITS_SOURCE;
+    }
+    f->tile = f->buffer + ldc + col0;
+    for (size_t i = 0; i < g->m; i++) {
+        memcpy(f->tile + i * ldc, g->c_before + i * g->n, g->n * sizeof(float));
+    }
+}
+
+/* Checks a computed C against the double reference (and, when `other` is given, against
+ * another kernel's result with twice the tolerance), and the guard floats. */
+static int c_frame_verify(const c_frame *f, const gemm_case *g, const c_frame *other,
+                          const char *label)
+{
+    int ok = 1;
+    char what[256];
+    for (size_t i = 0; i < g->m && ok; i++) {
+        for (size_t j = 0; j < g->n && ok; j++) {
+            double sum = 0.0, magnitude = 1.0;
+            for (size_t p = 0; p < g->k; p++) {
+                const double prod = (double)g->a[i * g->a_rs + p * g->a_cs] *
+                                    (double)g->b[p * g->b_rs + j * g->b_cs];
+                sum += prod;
+                magnitude += fabs(prod);
+            }
+            if (g->params.bias_row) {
+                sum += g->params.bias_row[i];
+                magnitude += fabs(g->params.bias_row[i]);
+            }
+            if (g->params.bias_col) {
+                sum += g->params.bias_col[j];
+                magnitude += fabs(g->params.bias_col[j]);
+            }
+            if (g->params.accumulate) {
+                sum += g->c_before[i * g->n + j];
+                magnitude += fabs(g->c_before[i * g->n + j]);
+            }
+            if (sum < g->params.min) {
+                sum = g->params.min;
+            }
+            if (sum > g->params.max) {
+                sum = g->params.max;
+            }
+            const double tolerance = 1e-5 * magnitude;
+            const float got = f->tile[i * f->ldc + j];
+            if (!(fabs(got - sum) <= tolerance)) {
+                snprintf(what, sizeof what, "%s: C[%zu][%zu] = %.9g, reference %.9g (tol %.3g)",
+                         label, i, j, got, sum, tolerance);
+                ok = 0;
+            } else if (other) {
+                const float theirs = other->tile[i * other->ldc + j];
+                if (!(fabs(got - theirs) <= 2 * tolerance)) {
+                    snprintf(what, sizeof what, "%s: C[%zu][%zu] = %.9g, scalar kernel %.9g",
+                             label, i, j, got, theirs);
+                    ok = 0;
+                }
+            }
+        }
+    }
+    for (size_t idx = 0; idx < f->floats && ok; idx++) {
+        const size_t row = idx / f->ldc, col = idx % f->ldc;
+        const int inside = row >= 1 && row <= g->m && col >= f->col0 && col < f->col0 + g->n;
+        if (!inside && memcmp(&f->buffer[idx], &SENTINEL_BITS_SOURCE, sizeof(float)) != 0) {
+            snprintf(what, sizeof what, "%s: wrote outside the tile at frame row %zu col %zu",
+                     label, row, col);
+            ok = 0;
+        }
+    }
+    check(ok, ok ? "" : what);
+    return ok;
+}
+
+static void set_epilogue(gemm_case *g, int epilogue, const float *bias_row,
+                         const float *bias_col)
+{
+    g->params.bias_row = (epilogue & 1) ? bias_row : NULL;
+    g->params.bias_col = (epilogue & 2) ? bias_col : NULL;
+    g->params.accumulate = (epilogue & 4) != 0;
+    switch (epilogue >> 3) {
+    case 0:
+        g->params.min = -INFINITY;
+        g->params.max = INFINITY;
+        break;
+    case 1:
+        g->params.min = 0.0f;
+        g->params.max = INFINITY;
+        break;
+    default:
+        g->params.min = 0.0f;
+        g->params.max = 6.0f;
+        break;
+    }
+}
+
+static void describe(char *out, size_t size, const char *kind, const ember_f32_gemm_kernel *kr,
+                     const gemm_case *g, int epilogue)
+{
+    snprintf(out, size, "%s %s m=%zu n=%zu k=%zu bias_row=%d bias_col=%d accumulate=%d clamp=%d",
+             kr->name, kind, g->m, g->n, g->k, epilogue & 1, (epilogue >> 1) & 1,
+             (epilogue >> 2) & 1, epilogue >> 3);
+}
+
+/* ---------------------------------------------------------------- direct micro-kernel */
+
+static unsigned long test_direct(const ember_f32_gemm_kernel *kernel)
+{
+    const size_t mr = kernel->mr, nr = kernel->nr, kmax = 100;
+    guarded ga = guarded_new(mr * kmax), gb = guarded_new(nr * kmax);
+    guarded gbr = guarded_new(mr), gbc = guarded_new(nr);
+    float *a = malloc(mr * kmax * sizeof(float)), *b = malloc(kmax * nr * sizeof(float));
+    float *c_before = malloc(mr * nr * sizeof(float));
+    float *c_storage = malloc((mr + 2) * (nr + 8) * sizeof(float));
+    unsigned long cases = 0;
+    char label[200];
+
+    for (size_t m = 1; m <= mr; m++) {
+        for (size_t n = 1; n <= nr; n++) {
+            for (size_t ki = 0; ki < K_COUNT; ki++) {
+                const size_t k = K_VALUES[ki];
+                /* The packed panels are the matrices: A[i][p] = a[p*mr + i], B = b[p*nr + j],
+                 * padding zero as the packer leaves it. */
+                for (size_t p = 0; p < k; p++) {
+                    for (size_t i = 0; i < mr; i++) {
+                        a[p * mr + i] = i < m ? random_float() : 0.0f;
+                    }
+                    for (size_t j = 0; j < nr; j++) {
+                        b[p * nr + j] = j < n ? random_float() : 0.0f;
+                    }
+                }
+                float *pa = guarded_tail(&ga, k * mr), *pb = guarded_tail(&gb, k * nr);
+                memcpy(pa, a, k * mr * sizeof(float));
+                memcpy(pb, b, k * nr * sizeof(float));
+                float *bias_row = guarded_tail(&gbr, m), *bias_col = guarded_tail(&gbc, n);
+                fill_random(bias_row, m);
+                fill_random(bias_col, n);
+                fill_random(c_before, m * n);
+
+                gemm_case g = {m, n, k, a, 1, mr, b, nr, 1, c_before, {0}};
+                for (int epilogue = 0; epilogue < EPILOGUES; epilogue++) {
+                    set_epilogue(&g, epilogue, bias_row, bias_col);
+                    /* Row strides: n + 2 (one guard column each side) and, for some
+                     * cases, wider with an odd offset. */
+                    const size_t ldc = n + 2 + (epilogue % 3) * 3;
+                    c_frame frame;
+                    c_frame_init(&frame, c_storage, &g, ldc, 1);
+                    describe(label, sizeof label, "direct", kernel, &g, epilogue);
+                    memcpy(current_case, label, sizeof label);
+                    kernel->fn(m, n, k, pa, pb, frame.tile, ldc * sizeof(float), &g.params);
+                    c_frame_verify(&frame, &g, NULL, label);
+                    cases++;
+                }
+            }
+        }
+    }
+    free(a);
+    free(b);
+    free(c_before);
+    free(c_storage);
+    guarded_free(&ga);
+    guarded_free(&gb);
+    guarded_free(&gbr);
+    guarded_free(&gbc);
+    return cases;
+}
+
+/* ---------------------------------------------------------------- driver */
+
+/* Buffers of the driver cases, allocated once per kernel at the largest size. */
+typedef struct driver_buffers {
+    guarded packed_a, packed_b, bias_row, bias_col;
+    float *c, *c_scalar;
+} driver_buffers;
+
+/* One driver GEMM of `kernel` and of the scalar kernel on the same matrices. */
+static void driver_case(const ember_f32_gemm_kernel *kernel,
+                        const ember_f32_gemm_kernel *scalar, size_t m, size_t n, size_t k,
+                        int transposed, int epilogue, const driver_buffers *buffers)
+{
+    float *a = malloc((m * k + 1) * sizeof(float)), *b = malloc((k * n + 1) * sizeof(float));
+    float *c_before = malloc(m * n * sizeof(float));
+    fill_random(a, m * k);
+    fill_random(b, k * n);
+    fill_random(c_before, m * n);
+    gemm_case g = {m, n, k, a, k, 1, b, n, 1, c_before, {0}};
+    if (transposed & 1) { /* A given as k × m row-major */
+        g.a_rs = 1;
+        g.a_cs = m;
+    }
+    if (transposed & 2) { /* B given as n × k row-major */
+        g.b_rs = 1;
+        g.b_cs = k;
+    }
+
+    float *pa = guarded_tail(&buffers->packed_a, ember_f32_packed_a_floats(kernel->mr, m, k));
+    float *pb = guarded_tail(&buffers->packed_b, ember_f32_packed_b_floats(kernel->nr, k, n));
+    ember_f32_pack_a(kernel->mr, m, k, a, g.a_rs, g.a_cs, pa);
+    ember_f32_pack_b(kernel->nr, k, n, b, g.b_rs, g.b_cs, pb);
+    float *spa = malloc((ember_f32_packed_a_floats(scalar->mr, m, k) + 1) * sizeof(float));
+    float *spb = malloc((ember_f32_packed_b_floats(scalar->nr, k, n) + 1) * sizeof(float));
+    ember_f32_pack_a(scalar->mr, m, k, a, g.a_rs, g.a_cs, spa);
+    ember_f32_pack_b(scalar->nr, k, n, b, g.b_rs, g.b_cs, spb);
+    float *bias_row = guarded_tail(&buffers->bias_row, m);
+    float *bias_col = guarded_tail(&buffers->bias_col, n);
+    fill_random(bias_row, m);
+    fill_random(bias_col, n);
+    set_epilogue(&g, epilogue, bias_row, bias_col);
+
+    /* Row stride exactly n (tile flush left, guards above and below) or wider. */
+    const size_t ldc = epilogue % 2 ? n : n + 5;
+    const size_t col0 = epilogue % 2 ? 0 : 2;
+    c_frame frame, reference;
+    c_frame_init(&frame, buffers->c, &g, ldc, col0);
+    c_frame_init(&reference, buffers->c_scalar, &g, ldc, col0);
+    char label[240];
+    describe(label, sizeof label, transposed ? "driver(transposed)" : "driver", kernel, &g,
+             epilogue);
+    memcpy(current_case, label, sizeof label);
+    ember_f32_gemm_packed(scalar, m, n, k, spa, spb, reference.tile, ldc * sizeof(float),
+                          &g.params);
+    ember_f32_gemm_packed(kernel, m, n, k, pa, pb, frame.tile, ldc * sizeof(float), &g.params);
+    c_frame_verify(&frame, &g, &reference, label);
+
+    free(a);
+    free(b);
+    free(c_before);
+    free(spa);
+    free(spb);
+}
+
+static unsigned long test_driver(const ember_f32_gemm_kernel *kernel,
+                                 const ember_f32_gemm_kernel *scalar)
+{
+    unsigned long cases = 0;
+    /* Largest sizes: the big cases, or m = 2mr+1, n = 2nr+1, k = 100. */
+    size_t c_floats = (2 * kernel->mr + 3) * (2 * kernel->nr + 6);
+    size_t a_floats = ember_f32_packed_a_floats(kernel->mr, 2 * kernel->mr + 1, 100);
+    size_t b_floats = ember_f32_packed_b_floats(kernel->nr, 100, 2 * kernel->nr + 1);
+    size_t m_max = 2 * kernel->mr + 1, n_max = 2 * kernel->nr + 1;
+    for (size_t i = 0; i < sizeof LARGE / sizeof LARGE[0]; i++) {
+        const size_t m = LARGE[i][0], n = LARGE[i][1], k = LARGE[i][2];
+        const size_t c = (m + 2) * (n + 5);
+        const size_t pa = ember_f32_packed_a_floats(kernel->mr, m, k);
+        const size_t pb = ember_f32_packed_b_floats(kernel->nr, k, n);
+        c_floats = c > c_floats ? c : c_floats;
+        a_floats = pa > a_floats ? pa : a_floats;
+        b_floats = pb > b_floats ? pb : b_floats;
+        m_max = m > m_max ? m : m_max;
+        n_max = n > n_max ? n : n_max;
+    }
+    driver_buffers buffers = {guarded_new(a_floats), guarded_new(b_floats), guarded_new(m_max),
+                              guarded_new(n_max), malloc(c_floats * sizeof(float)),
+                              malloc(c_floats * sizeof(float))};
+
+    for (size_t m = 1; m <= 2 * kernel->mr + 1; m++) {
+        for (size_t n = 1; n <= 2 * kernel->nr + 1; n++) {
+            for (size_t ki = 0; ki < K_COUNT; ki++) {
+                for (int epilogue = 0; epilogue < EPILOGUES; epilogue++) {
+                    /* Every layout of the operands, rotating with the case. */
+                    const int transposed = (int)((m + n + ki + (size_t)epilogue) % 4);
+                    driver_case(kernel, scalar, m, n, K_VALUES[ki], transposed, epilogue,
+                                &buffers);
+                    cases++;
+                }
+            }
+        }
+    }
+    for (size_t i = 0; i < sizeof LARGE / sizeof LARGE[0]; i++) {
+        for (int epilogue = 0; epilogue < EPILOGUES; epilogue += 7) {
+            driver_case(kernel, scalar, LARGE[i][0], LARGE[i][1], LARGE[i][2], (int)i % 4,
+                        epilogue, &buffers);
+            cases++;
+        }
+    }
+    free(buffers.c);
+    free(buffers.c_scalar);
+    guarded_free(&buffers.packed_a);
+    guarded_free(&buffers.packed_b);
+    guarded_free(&buffers.bias_row);
+    guarded_free(&buffers.bias_col);
+    return cases;
+}
+
+/* ---------------------------------------------------------------- packing */
+
+static void test_packing(void)
+{
+    static const size_t tiles[] = {1, 4, 6, 8, 16};
+    static const size_t sizes[] = {1, 3, 5, 8, 17};
+    static const size_t ks[] = {0, 1, 7, 20};
+    unsigned long before_pass = passed, before_fail = failed;
+    char what[200];
+    strcpy(current_case, "packing");
+    for (size_t ti = 0; ti < sizeof tiles / sizeof tiles[0]; ti++) {
+        for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+            for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
+                for (int layout = 0; layout < 3; layout++) {
+                    const size_t tile = tiles[ti], rows = sizes[si], k = ks[ki];
+                    /* layout 0: row-major; 1: transposed; 2: row-major inside a wider
+                     * matrix (row stride k + 3), as a slice would be. */
+                    const size_t rs = layout == 0 ? k : layout == 1 ? 1 : k + 3;
+                    const size_t cs = layout == 1 ? rows : 1;
+                    const size_t src_floats = rows * (k + 3) + 1;
+                    float *src = malloc(src_floats * sizeof(float));
+                    fill_random(src, src_floats);
+                    const size_t expect = (rows + tile - 1) / tile * tile * k;
+
+                    /* A: m = rows, element (i, p) at i*rs + p*cs. */
+                    const size_t a_floats = ember_f32_packed_a_floats(tile, rows, k);
+                    guarded g = guarded_new(a_floats);
+                    float *packed = guarded_tail(&g, a_floats);
+                    ember_f32_pack_a(tile, rows, k, src, rs, cs, packed);
+                    int ok = a_floats == expect;
+                    for (size_t i0 = 0; ok && i0 < rows; i0 += tile) {
+                        for (size_t p = 0; ok && p < k; p++) {
+                            for (size_t r = 0; ok && r < tile; r++) {
+                                const float want = i0 + r < rows ? src[(i0 + r) * rs + p * cs] : 0.0f;
+                                ok = packed[i0 * k + p * tile + r] == want;
+                            }
+                        }
+                    }
+                    snprintf(what, sizeof what, "pack_a mr=%zu m=%zu k=%zu layout=%d", tile, rows,
+                             k, layout);
+                    check(ok, what);
+                    guarded_free(&g);
+
+                    /* B: n = rows, element (p, j) at p*cs + j*rs (the same storage read as
+                     * the transpose of A's). */
+                    const size_t b_floats = ember_f32_packed_b_floats(tile, k, rows);
+                    g = guarded_new(b_floats);
+                    packed = guarded_tail(&g, b_floats);
+                    ember_f32_pack_b(tile, k, rows, src, cs, rs, packed);
+                    ok = b_floats == expect;
+                    for (size_t j0 = 0; ok && j0 < rows; j0 += tile) {
+                        for (size_t p = 0; ok && p < k; p++) {
+                            for (size_t c = 0; ok && c < tile; c++) {
+                                const float want = j0 + c < rows ? src[p * cs + (j0 + c) * rs] : 0.0f;
+                                ok = packed[j0 * k + p * tile + c] == want;
+                            }
+                        }
+                    }
+                    snprintf(what, sizeof what, "pack_b nr=%zu n=%zu k=%zu layout=%d", tile, rows,
+                             k, layout);
+                    check(ok, what);
+                    guarded_free(&g);
+                    free(src);
+                }
+            }
+        }
+    }
+    printf("packing: %lu passed, %lu failed\n", passed - before_pass, failed - before_fail);
+}
+
+/* ---------------------------------------------------------------- dispatch */
+
+static void test_dispatch(void)
+{
+    const ember_kernel_config *config = ember_kernel_config_get();
+    const ember_f32_gemm_kernel *chosen = config->f32_gemm;
+    const char *forced = getenv("EMBER_ISA");
+    printf("dispatch: f32_gemm -> %s (EMBER_ISA=%s)\n", chosen ? chosen->name : "(none)",
+           forced ? forced : "<unset>");
+    check(chosen != NULL && ember_cpu_has(chosen->isa), "dispatch chose a usable kernel");
+    check(ember_kernel_config_get() == config, "dispatch config is filled once");
+    check(ember_cpu_has(EMBER_ISA_SCALAR), "scalar is always available");
+    if (!chosen) {
+        return;
+    }
+
+    const ember_f32_gemm_kernel *best = NULL, *of_forced = NULL;
+    for (size_t i = 0; i < ember_f32_gemm_kernel_count; i++) {
+        const ember_f32_gemm_kernel *kernel = &ember_f32_gemm_kernels[i];
+        if (ember_cpu_has(kernel->isa)) {
+            best = kernel;
+            if (forced && strcmp(forced, ember_isa_name(kernel->isa)) == 0) {
+                of_forced = kernel;
+            }
+        }
+    }
+    if (of_forced) {
+        check(chosen == of_forced, "EMBER_ISA forces the named ISA");
+    } else {
+        check(chosen == best, "dispatch picks the last usable kernel of the list");
+    }
+    if (forced && strcmp(forced, "scalar") == 0) {
+        check(chosen->isa == EMBER_ISA_SCALAR, "EMBER_ISA=scalar forces the scalar kernel");
+    }
+}
+
+/* ---------------------------------------------------------------- main */
+
+int main(void)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    signal(SIGSEGV, on_crash);
+    signal(SIGBUS, on_crash);
+    test_dispatch();
+    test_packing();
+
+    const ember_f32_gemm_kernel *scalar = &ember_f32_gemm_kernels[0];
+    if (scalar->isa != EMBER_ISA_SCALAR) {
+        printf("FAIL the first kernel of the list is not the scalar one\n");
+        return 1;
+    }
+    for (size_t i = 0; i < ember_f32_gemm_kernel_count; i++) {
+        const ember_f32_gemm_kernel *kernel = &ember_f32_gemm_kernels[i];
+        if (!ember_cpu_has(kernel->isa)) {
+            printf("%s: skipped, this CPU lacks %s\n", kernel->name, ember_isa_name(kernel->isa));
+            continue;
+        }
+        const unsigned long before = failed;
+        const unsigned long direct = test_direct(kernel);
+        const unsigned long driver = test_driver(kernel, scalar);
+        printf("%s (%s, %zux%zu): %lu direct, %lu driver cases, %lu failed\n", kernel->name,
+               ember_isa_name(kernel->isa), kernel->mr, kernel->nr, direct, driver,
+               failed - before);
+    }
+    printf("%lu passed, %lu failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

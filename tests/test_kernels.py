@@ -1,0 +1,70 @@
+"""GEMM kernel tests: tests/c/test_kernels.c natively and, cross-built, under QEMU.
+
+The C program checks every kernel this CPU supports against the scalar reference (see
+its header comment) and ends with "N passed, M failed". Natively it runs with the default
+dispatch and with EMBER_ISA=scalar; the build is expected to exist (conftest runs scons).
+For aarch64 and armv7 this module cross-builds once (`scons arch=<arch>`) and runs the
+program under QEMU, with the NEON kernels and with EMBER_ISA=scalar.
+"""
+import os
+import re
+import subprocess
+
+import pytest
+
+import cross
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed$")
+
+
+def program(arch):
+    return os.path.join(ROOT, "build", arch, "tests", "test_kernels")
+
+
+def environment(isa):
+    env = dict(os.environ)
+    env.pop("EMBER_ISA", None)
+    if isa != "default":
+        env["EMBER_ISA"] = isa
+    return env
+
+
+def check_run(result, isa):
+    output = result.stdout + result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert result.returncode == 0, f"test_kernels exited {result.returncode}:\n{output[-4000:]}"
+    assert lines, f"test_kernels printed nothing:\n{output}"
+    summary = SUMMARY.match(lines[-1])
+    assert summary, f"unexpected last line {lines[-1]!r}:\n{output[-4000:]}"
+    assert int(summary.group(2)) == 0 and int(summary.group(1)) > 0, output[-4000:]
+    dispatch = next((line for line in lines if line.startswith("dispatch:")), "")
+    if isa == "scalar":
+        assert "f32_gemm_4x4__scalar" in dispatch, dispatch
+
+
+@pytest.mark.parametrize("isa", ["default", "scalar"])
+def test_kernels_native(isa):
+    path = program("host")
+    if not os.path.exists(path):
+        pytest.fail(f"{path} is missing: build the host tree first (`scons -j2` at the "
+                    "repository root)", pytrace=False)
+    result = subprocess.run([path], env=environment(isa), capture_output=True, text=True,
+                            timeout=600)
+    check_run(result, isa)
+
+
+@pytest.fixture(scope="module", params=["aarch64", "armv7"])
+def cross_arch(request):
+    arch = request.param
+    cross.require_cross(arch)
+    cross.cross_build(arch)
+    return arch
+
+
+@pytest.mark.parametrize("isa", ["default", "scalar"])
+def test_kernels_under_qemu(cross_arch, isa):
+    path = program(cross_arch)
+    assert os.path.exists(path), f"{path} missing after the {cross_arch} cross build"
+    result = cross.run_under_qemu(cross_arch, [path], env=environment(isa), timeout=1800)
+    check_run(result, isa)
