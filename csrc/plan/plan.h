@@ -4,7 +4,7 @@
  *
  * This layer knows nothing of ops or execution: it turns bytes into an AST and
  * tensors, validating every length and offset it reads, and reports errors through
- * ember_error_set (csrc/core/error.h) naming the file and, for graph.nnef, the line
+ * ember_error_set (csrc/base/error.h) naming the file and, for graph.nnef, the line
  * and column. Nothing here may crash, hang or read out of bounds on any input: this
  * is the code the fuzzer targets.
  */
@@ -64,16 +64,17 @@ void ember_dat_free(ember_dat *dat);
 /* ---------------------------------------------------------------- NNEF AST */
 
 typedef enum ember_nnef_expr_kind {
-    EMBER_NNEF_NUMBER,     /* number literal; is_integer tells 3 from 3.0 */
+    EMBER_NNEF_NUMBER,     /* number literal; is_integer tells 3 from 3.0; a '-' written
+                              before a literal is folded in: -1 is a NUMBER */
     EMBER_NNEF_STRING,
     EMBER_NNEF_LOGICAL,    /* true / false */
-    EMBER_NNEF_IDENTIFIER,
+    EMBER_NNEF_IDENTIFIER, /* also tract's quoted form i"a.b", unquoted */
     EMBER_NNEF_ARRAY,      /* [a, b, …] */
-    EMBER_NNEF_TUPLE,      /* (a, b, …), or a, b on the left of = */
+    EMBER_NNEF_TUPLE,      /* (a, b, …), or a, b without parentheses on either side of = */
     EMBER_NNEF_INVOCATION, /* op<type>(args…, name = value…) */
-    EMBER_NNEF_UNARY,      /* -x, !x, not x */
-    EMBER_NNEF_BINARY,     /* a + b, a < b, a && b, a in b, … */
-    EMBER_NNEF_IF,         /* a if c else b  — `then`, `cond`, `otherwise` */
+    EMBER_NNEF_UNARY,      /* op "-" or "!" (a unary + is dropped) */
+    EMBER_NNEF_BINARY,     /* op "+" "-" "*" "/" "^" "<" "<=" ">" ">=" "==" "!=" "&&" "||" "in" */
+    EMBER_NNEF_IF,         /* a if c else b (or if c then a else b) — `then`, `cond`, `otherwise` */
     EMBER_NNEF_SUBSCRIPT,  /* a[i] or a[i:j] */
     EMBER_NNEF_COMPREHENSION /* [for i in a, j in b if c yield e] */
 } ember_nnef_expr_kind;
@@ -134,6 +135,7 @@ typedef struct ember_nnef_assignment {
 typedef struct ember_nnef_fragment {
     const char *name;
     const char *generic_param; /* "?" in fragment f<? = scalar>(…), or NULL */
+    const char *generic_default; /* "scalar" in fragment f<? = scalar>(…), or NULL */
     ember_nnef_param *params;
     size_t param_count;
     ember_nnef_param *results; /* default_value always NULL */

@@ -1,0 +1,16 @@
+"""ember.cook: the cooking side of ember (import, type, declutter, write plans).
+
+    from ember.cook import onnx as cook_onnx, nnef as cook_nnef
+    model = cook_onnx.load("model.onnx").into_model()
+    cook_nnef.write_tar_gz(model, "model.nnef.tgz")
+"""
+from .errors import (BadAttribute, CookError, FormatError, MissingFact, ShapeError,
+                     UnsupportedOp)
+from .facts import Fact, InferenceFact, parse_fact
+from .model import InferenceModel, TypedModel
+
+__version__ = "0.1.0"
+
+__all__ = ["CookError", "UnsupportedOp", "BadAttribute", "ShapeError", "MissingFact",
+           "FormatError", "Fact", "InferenceFact", "parse_fact", "InferenceModel",
+           "TypedModel", "__version__"]

@@ -1,0 +1,253 @@
+"""The public shapes of a model while cooking: InferenceModel, then TypedModel.
+
+    im = cook_onnx.load("model.onnx")        # InferenceModel: partial input facts
+    im.set_input_fact(0, "1,3,224,224,f32")
+    model = im.into_model()                  # TypedModel, typed and decluttered
+    model.run_reference([x])                 # numpy evaluation
+"""
+import warnings
+
+import numpy as np
+
+from . import datum
+from .errors import CookError, MissingFact, ShapeError, node_context
+from .facts import Fact, InferenceFact, parse_fact
+from .ir import Graph
+from .ops.source import Const, Source
+
+
+class _ModelIO:
+    """Input/output naming shared by both model kinds."""
+
+    graph: Graph
+
+    @property
+    def input_names(self):
+        return [self.graph.nodes[o.node].name for o in self.graph.inputs]
+
+    @property
+    def output_names(self):
+        return list(self.graph.output_names)
+
+    def input_count(self):
+        return len(self.graph.inputs)
+
+    def output_count(self):
+        return len(self.graph.outputs)
+
+    def _input_index(self, index):
+        if isinstance(index, str):
+            names = self.input_names
+            if index not in names:
+                raise CookError(f"no input named {index!r}; inputs are {names}")
+            return names.index(index)
+        if not 0 <= index < len(self.graph.inputs):
+            raise CookError(f"input index {index} out of range: the model has "
+                            f"{len(self.graph.inputs)} inputs")
+        return index
+
+    def _output_index(self, index):
+        if isinstance(index, str):
+            return self.output_names.index(index)
+        if not 0 <= index < len(self.graph.outputs):
+            raise CookError(f"output index {index} out of range: the model has "
+                            f"{len(self.graph.outputs)} outputs")
+        return index
+
+
+class InferenceModel(_ModelIO):
+    """A model whose facts may be partial: straight out of an importer.
+
+    Its graph holds Source and Const nodes plus "inference ops" (e.g. one per ONNX node)
+    that know how to translate themselves into core ops once their input facts are known:
+    `op.to_typed(target_graph, node, input_outlets) -> [outlets]`. Output facts of the
+    inference nodes are the hints the file gave (checked, not trusted, after typing).
+    """
+
+    def __init__(self, graph):
+        self.graph = graph
+
+    def input_fact(self, index):
+        node = self.graph.nodes[self.graph.inputs[self._input_index(index)].node]
+        return node.outputs[0]
+
+    def set_input_fact(self, index, fact):
+        """Set (replace) what is known of an input: "1,3,224,224,f32" or a Fact."""
+        node = self.graph.nodes[self.graph.inputs[self._input_index(index)].node]
+        node.outputs[0] = parse_fact(fact)
+        return self
+
+    def output_fact(self, index):
+        return self.graph.fact(self.graph.outputs[self._output_index(index)])
+
+    def set_output_names(self, names):
+        """Choose the model outputs by tensor name (an outlet label of the graph)."""
+        labels = getattr(self.graph, "tensor_outlets", {})
+        outlets = []
+        for name in names:
+            if name not in labels:
+                raise CookError(f"no tensor named {name!r} in the model")
+            outlets.append(labels[name])
+        self.graph.outputs = outlets
+        self.graph.output_names = list(names)
+        return self
+
+    def into_typed(self):
+        """Type every wire (no declutter): the TypedModel as translated."""
+        source = self.graph
+        target = Graph(typed=True)
+        target.properties = dict(source.properties)
+        mapping = {}
+        hints = []
+        for node in source.ordered_nodes():
+            if isinstance(node.op, Source):
+                mapping[node.outlet()] = target.add_source(node.name,
+                                                           self._typed_input_fact(node))
+            elif isinstance(node.op, Const):
+                mapping[node.outlet()] = target.add_const(node.name, node.op.value)
+            else:
+                inputs = [mapping[o] if o is not None else None for o in node.inputs]
+                outlets = node.op.to_typed(target, node, inputs)
+                if len(outlets) < len(node.outputs):
+                    raise CookError(f"{node_context(node.name, node.op.name)} translated to "
+                                    f"{len(outlets)} outputs, expected {len(node.outputs)}")
+                for slot, outlet in enumerate(outlets[:len(node.outputs)]):
+                    mapping[node.outlet(slot)] = outlet
+                    hints.append((node, slot, outlet))
+        for outlet, name in zip(source.outputs, source.output_names):
+            target.set_output(mapping[outlet], name)
+        for node, slot, outlet in hints:
+            _check_hint(node, slot, node.outputs[slot], target.fact(outlet))
+        target.prune()
+        return TypedModel(target)
+
+    def into_model(self):
+        """Typed and decluttered: the TypedModel to write as a plan."""
+        return self.into_typed().declutter()
+
+    into_optimized = into_model
+
+    def _typed_input_fact(self, node):
+        fact = node.outputs[0]
+        if isinstance(fact, Fact):
+            return fact
+        index = [o.node for o in self.graph.inputs].index(node.id)
+        if fact.is_complete:
+            return fact.to_typed()
+        missing = "datum type" if fact.datum_type is None else "full shape"
+        example = ",".join(["1" if d is None else str(d) for d in (fact.shape or (1, 3, 224, 224))]
+                           + [fact.datum_type.name if fact.datum_type else "f32"])
+        raise MissingFact(f"input {index} {node.name!r} has no {missing} (known: {fact}); call "
+                          f"set_input_fact({index}, '{example}')")
+
+    def __repr__(self):
+        return f"InferenceModel(inputs={self.input_names}, outputs={self.output_names}, " \
+               f"{len(self.graph.nodes)} nodes)"
+
+
+def _check_hint(node, slot, hint, fact):
+    """File-declared shapes are hints: when they contradict typing, typing wins, with a warning."""
+    if not isinstance(hint, InferenceFact):
+        return
+    conflict = hint.datum_type is not None and hint.datum_type is not fact.datum_type
+    if hint.shape is not None:
+        if len(hint.shape) != fact.rank:
+            conflict = True
+        else:
+            conflict = conflict or any(h is not None and h != d
+                                       for h, d in zip(hint.shape, fact.shape))
+    if conflict:
+        warnings.warn(f"{node_context(node.name, node.op.name)}: the file declares {hint} for "
+                      f"output {slot}, typing gives {fact}; using the typed fact", stacklevel=3)
+
+
+class TypedModel(_ModelIO):
+    """Every wire has a datum type and a full shape (and maybe a constant value)."""
+
+    def __init__(self, graph):
+        if not graph.typed:
+            raise CookError("TypedModel needs a typed graph")
+        self.graph = graph
+
+    @property
+    def properties(self):
+        return self.graph.properties
+
+    def input_fact(self, index):
+        return self.graph.fact(self.graph.inputs[self._input_index(index)])
+
+    def output_fact(self, index):
+        return self.graph.fact(self.graph.outputs[self._output_index(index)])
+
+    def input_facts(self):
+        return [self.graph.fact(o) for o in self.graph.inputs]
+
+    def output_facts(self):
+        return [self.graph.fact(o) for o in self.graph.outputs]
+
+    def declutter(self):
+        """Rewrite to the core normal form, in place (idempotent). Returns self."""
+        from .passes.declutter import declutter
+        declutter(self.graph)
+        return self
+
+    def op_types(self):
+        return self.graph.op_types()
+
+    def nodes(self):
+        return self.graph.ordered_nodes()
+
+    def run_reference(self, inputs):
+        """Evaluate with the numpy reference; inputs in model order, outputs as a list."""
+        graph = self.graph
+        if len(inputs) != len(graph.inputs):
+            raise CookError(f"run_reference: {len(inputs)} inputs given, the model has "
+                            f"{len(graph.inputs)} ({self.input_names})")
+        values = {}
+        for index, (outlet, value) in enumerate(zip(graph.inputs, inputs)):
+            fact = graph.fact(outlet)
+            value = np.asarray(value)
+            if value.dtype != fact.dtype:
+                if np.can_cast(value.dtype, fact.dtype, "same_kind"):
+                    value = value.astype(fact.dtype)
+                else:
+                    raise ShapeError(f"input {index} {self.input_names[index]!r}: got "
+                                     f"{value.dtype}, the model expects {fact}")
+            if tuple(value.shape) != tuple(fact.shape):
+                raise ShapeError(f"input {index} {self.input_names[index]!r}: got shape "
+                                 f"{list(value.shape)}, the model expects {fact}")
+            values[outlet] = value
+        for node in graph.ordered_nodes():
+            if isinstance(node.op, Source):
+                continue
+            if all(f.value is not None for f in node.outputs):
+                results = [f.value for f in node.outputs]
+            else:
+                results = node.op.eval([values[o] for o in node.inputs])
+            for slot, result in enumerate(results):
+                values[node.outlet(slot)] = result
+        return [np.asarray(values[o]) for o in graph.outputs]
+
+    def into_runnable(self):
+        """The plan, in memory, handed to the C runtime."""
+        from ..runtime import load_model     # ember.runtime, the cffi binding
+        from .nnef import to_tar_bytes
+        return load_model(to_tar_bytes(self)).into_runnable()
+
+    def copy(self):
+        import copy
+        return TypedModel(copy.deepcopy(self.graph))
+
+    def __str__(self):
+        lines = []
+        for node in self.graph.ordered_nodes():
+            ins = ", ".join(self.graph.nodes[o.node].name + (f".{o.slot}" if o.slot else "")
+                            for o in node.inputs)
+            outs = ", ".join(str(f) for f in node.outputs)
+            lines.append(f"{node.id:4} {node.op!r} {node.name} ({ins}) -> {outs}")
+        lines.append("outputs: " + ", ".join(self.output_names))
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return f"TypedModel(inputs={self.input_names}, outputs={self.output_names}, " \
+               f"{len(self.graph.nodes)} nodes)"

@@ -1,0 +1,247 @@
+"""Plan files -> TypedModel: ember's and tract's forms of the ops in docs/plan-format.md.
+
+The graph body is replayed statement by statement: `external` and `variable` become
+Source and Const nodes, literal values stay Python values until an op uses them as a
+tensor, and every other invocation goes to the reader its op class registered in
+`NNEF_READERS`. The result is decluttered, so tract's spellings (`max(x, 0)` for relu,
+`box` for average pooling, …) land on the same normal form as ember's.
+"""
+import numpy as np
+
+from .. import datum
+from ..errors import CookError, FormatError, UnsupportedOp
+from ..facts import Fact
+from ..ir import Graph, Outlet
+from ..model import TypedModel
+from ..ops import NNEF_READERS
+from ..ops.shape import Reshape
+from . import dat
+from .syntax import Identifier, Invocation, parse
+
+REQUIRED = object()
+
+
+class Call:
+    """An invocation with its arguments resolved (identifiers -> outlets or literals)."""
+
+    def __init__(self, invocation, args, kwargs):
+        self.op = invocation.op
+        self.generic = invocation.generic
+        self.line = invocation.line
+        self.args = args
+        self.kwargs = kwargs
+        self.results = invocation.results
+
+    @property
+    def name(self):
+        return str(self.results[0]) if self.results else self.op
+
+    def arg(self, index, name=None, default=REQUIRED):
+        if index < len(self.args):
+            return self.args[index]
+        if name is not None and name in self.kwargs:
+            return self.kwargs[name]
+        if default is REQUIRED:
+            raise FormatError(f"graph.nnef line {self.line}: {self.op} needs argument "
+                              f"{name or index}")
+        return default
+
+    def kwarg(self, name, default=REQUIRED):
+        if name in self.kwargs:
+            return self.kwargs[name]
+        if default is REQUIRED:
+            raise FormatError(f"graph.nnef line {self.line}: {self.op} needs attribute "
+                              f"{name!r}")
+        return default
+
+
+class PlanReader:
+    def __init__(self, files, where="<plan>"):
+        self.files = files
+        self.where = where
+        self.graph = Graph(typed=True)
+        self.env = {}
+
+    # -- API for op readers ---------------------------------------------------------
+    def fact(self, outlet):
+        return self.graph.fact(outlet)
+
+    def outlet(self, value, dtype=None):
+        """A tensor value of the graph: an outlet as is, a literal as a Const node."""
+        if isinstance(value, Outlet):
+            return value
+        if isinstance(value, (list, tuple, bool, int, float, np.ndarray)):
+            array = np.asarray(value)
+            if dtype is not None:
+                array = array.astype(dtype)
+            elif array.dtype.kind == "f":
+                array = array.astype(np.float32)
+            elif array.dtype.kind in "iu":
+                array = array.astype(np.int64)
+            return self.graph.add_const("literal", array)
+        raise FormatError(f"{self.where}: {value!r} is not a tensor")
+
+    def same_type(self, *outlets):
+        """Literal constants take the datum type of the other operands."""
+        types = {self.fact(o).datum_type for o in outlets
+                 if not self._is_literal(o)}
+        if len(types) != 1:
+            return list(outlets)
+        target = types.pop()
+        result = []
+        for outlet in outlets:
+            fact = self.fact(outlet)
+            if fact.datum_type is not target and self._is_literal(outlet):
+                outlet = self.graph.add_const("literal", fact.value.astype(target.dtype))
+            result.append(outlet)
+        return result
+
+    def _is_literal(self, outlet):
+        return self.graph.nodes[outlet.node].name.startswith("literal")
+
+    @staticmethod
+    def is_scalar_literal(value):
+        return isinstance(value, (int, float)) and not isinstance(value, bool) or (
+            isinstance(value, list) and np.asarray(value).size == 1)
+
+    @staticmethod
+    def scalar_value(value):
+        return float(np.asarray(value).reshape(()))
+
+    def reshape(self, outlet, shape):
+        return self.graph.wire1(self.graph.nodes[outlet.node].name + "_reshaped",
+                                Reshape(shape), [outlet])
+
+    def wire(self, call, op, inputs):
+        try:
+            return self.graph.wire(call.name, op, inputs)
+        except CookError as error:
+            raise type(error)(f"{self.where} line {call.line}: {error}") from None
+
+    def unsupported(self, call, what):
+        return UnsupportedOp(f"{self.where} line {call.line}: {call.op}: {what} is not "
+                             "supported")
+
+    # -- evaluation -----------------------------------------------------------------
+    def resolve(self, value, line):
+        if isinstance(value, Identifier):
+            if value not in self.env:
+                raise FormatError(f"{self.where} line {line}: {value!r} is not defined")
+            return self.env[value]
+        if isinstance(value, list):
+            return [self.resolve(v, line) for v in value]
+        if isinstance(value, tuple):
+            return tuple(self.resolve(v, line) for v in value)
+        if isinstance(value, Invocation):
+            raise FormatError(f"{self.where} line {line}: nested invocation {value.op} is not "
+                              "supported")
+        return value
+
+    def invoke(self, invocation):
+        call = Call(invocation, [self.resolve(a, invocation.line) for a in invocation.args],
+                    {k: self.resolve(v, invocation.line) for k, v in invocation.kwargs.items()})
+        if call.op in ("external", "tract_core_external"):
+            return [self.external(call)]
+        if call.op == "variable":
+            return [self.variable(call)]
+        reader = NNEF_READERS.get(call.op)
+        if reader is None:
+            raise UnsupportedOp(f"{self.where} line {call.line}: op {call.op!r} is not "
+                                "supported by the plan reader")
+        return reader(self, call)
+
+    def external(self, call):
+        shape = [int(d) for d in call.kwarg("shape")]
+        if call.op == "tract_core_external":
+            datum_type = datum.parse(call.kwarg("datum_type", "f32"))
+        else:
+            kinds = {None: datum.F32, "scalar": datum.F32, "integer": datum.I64,
+                     "logical": datum.BOOL}
+            if call.generic not in kinds:
+                raise self.unsupported(call, f"external<{call.generic}>")
+            datum_type = kinds[call.generic]
+        return self.graph.add_source(call.name, Fact(datum_type, shape))
+
+    def variable(self, call):
+        label = call.kwarg("label")
+        path = label + ".dat"
+        if path not in self.files:
+            raise FormatError(f"{self.where}: variable {call.name!r} needs {path}, which the "
+                              "plan does not hold")
+        try:
+            value = dat.from_bytes(self.files[path], path)
+        except dat.DatError as error:
+            raise FormatError(f"{self.where}: {error}") from None
+        shape = [int(d) for d in call.kwarg("shape")]
+        if list(value.shape) != shape:
+            raise FormatError(f"{self.where}: variable {call.name!r} declares shape {shape}, "
+                              f"{path} holds {list(value.shape)}")
+        if value.dtype in (np.float16, np.float64):
+            value = value.astype(np.float32)
+        return self.graph.add_const(call.name, value)
+
+    def read(self):
+        if "graph.nnef" not in self.files:
+            raise FormatError(f"{self.where}: no graph.nnef")
+        doc = parse(self.files["graph.nnef"].decode("utf-8"))
+        properties = self.properties(doc)
+        for lhs, rhs in doc.body:
+            names = [lhs] if isinstance(lhs, Identifier) else _names(lhs)
+            if isinstance(rhs, Invocation):
+                outlets = self.invoke(rhs)
+                if len(outlets) < len(names):
+                    raise FormatError(f"{self.where}: {rhs.op} gives {len(outlets)} results, "
+                                      f"{len(names)} expected")
+                for name, outlet in zip(names, outlets):
+                    self.env[name] = outlet
+            else:
+                value = self.resolve(rhs, 0)
+                if len(names) != 1:
+                    raise FormatError(f"{self.where}: cannot destructure {rhs!r}")
+                self.env[names[0]] = value
+        for name in doc.graph_inputs:
+            outlet = self.env.get(name)
+            if not isinstance(outlet, Outlet) or outlet not in self.graph.inputs:
+                raise FormatError(f"{self.where}: graph input {name!r} is not an external")
+        # graph inputs in the declared order
+        self.graph.inputs = [self.env[name] for name in doc.graph_inputs]
+        input_names = properties.get("ember.input_names")
+        if isinstance(input_names, list) and len(input_names) == len(doc.graph_inputs):
+            for outlet, original in zip(self.graph.inputs, input_names):
+                self.graph.rename_node(self.graph.nodes[outlet.node], "_pending_" + original)
+            for outlet, original in zip(self.graph.inputs, input_names):
+                self.graph.rename_node(self.graph.nodes[outlet.node], original)
+        output_names = properties.get("ember.output_names")
+        if not (isinstance(output_names, list) and len(output_names) == len(doc.graph_outputs)):
+            output_names = list(doc.graph_outputs)
+        for name, original in zip(doc.graph_outputs, output_names):
+            if name not in self.env:
+                raise FormatError(f"{self.where}: graph output {name!r} is never assigned")
+            self.graph.set_output(self.outlet(self.env[name]), original)
+        self.graph.properties.update(properties)
+        model = TypedModel(self.graph)
+        return model.declutter()
+
+    def properties(self, doc):
+        body = doc.fragments.get("tract_core_properties") or []
+        result = {}
+        for _lhs, rhs in body:
+            if not isinstance(rhs, list):
+                continue
+            for item in rhs:
+                if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str):
+                    value = item[1]
+                    if isinstance(value, Invocation):      # e.g. tract_core_cast(3, to = "i64")
+                        value = value.args[0] if value.args else None
+                    result[item[0]] = value
+        return result
+
+
+def _names(lhs):
+    if isinstance(lhs, (tuple, list)):
+        return [n for item in lhs for n in _names(item)]
+    return [lhs]
+
+
+def read_files(files, where="<plan>"):
+    return PlanReader(files, where).read()

@@ -1,0 +1,334 @@
+"""NNEF text: literals out (formatting), documents in (a tokenizer and a parser).
+
+The parser reads the whole NNEF 1.0 document structure: `version`, `extension`,
+`fragment` declarations (bodies are kept as raw assignments; only
+`tract_core_properties` is interpreted by the reader) and the `graph` with its flat body
+of `lhs = rhs;` assignments whose right sides are invocations, identifiers and literals
+(numbers, strings, booleans, arrays, tuples). Arithmetic operators inside the graph body
+are not supported yet (tract and ember never write them there).
+"""
+import math
+import re
+
+import numpy as np
+
+from ..errors import FormatError
+
+KEYWORDS = {"version", "extension", "fragment", "graph", "tensor", "integer", "scalar",
+            "logical", "string", "true", "false", "for", "in", "if", "then", "else",
+            "yield", "length_of", "shape_of", "range_of"}
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+# -- writing ---------------------------------------------------------------------------
+def sanitize(name):
+    """A valid NNEF identifier close to `name` (not checked for uniqueness)."""
+    text = re.sub(r"[^A-Za-z0-9_]", "_", str(name))
+    if not text or not (text[0].isalpha() or text[0] == "_"):
+        text = "_" + text
+    if text in KEYWORDS:
+        text += "_"
+    return text
+
+
+def fmt_float(value):
+    value = float(value)
+    if math.isnan(value) or math.isinf(value):
+        raise FormatError(f"{value} has no NNEF literal form")
+    text = str(np.float32(value)) if value == float(np.float32(value)) else repr(value)
+    if "e" in text and "." not in text.split("e")[0]:
+        mantissa, exponent = text.split("e")
+        text = f"{mantissa}.0e{exponent}"
+    elif "." not in text and "e" not in text:
+        text += ".0"
+    return text
+
+
+def fmt(value):
+    """A Python value as an NNEF literal."""
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return fmt_float(value)
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, tuple):
+        return "(" + ", ".join(fmt(v) for v in value) + ")"
+    if isinstance(value, (list, np.ndarray)):
+        return "[" + ", ".join(fmt(v) for v in value) + "]"
+    raise FormatError(f"cannot write {value!r} as an NNEF literal")
+
+
+# -- reading ---------------------------------------------------------------------------
+TOKEN = re.compile(r"""
+    (?P<space>\s+|\#[^\n]*)
+  | (?P<number>\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)
+  | (?P<string>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')
+  | (?P<name>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<op>->|==|!=|<=|>=|&&|\|\||[-+*/^<>=!,;:()\[\]{}.?])
+""", re.VERBOSE)
+
+
+class Token:
+    __slots__ = ("kind", "text", "line")
+
+    def __init__(self, kind, text, line):
+        self.kind, self.text, self.line = kind, text, line
+
+    def __repr__(self):
+        return f"{self.kind}:{self.text}@{self.line}"
+
+
+def tokenize(text):
+    tokens, position, line = [], 0, 1
+    while position < len(text):
+        match = TOKEN.match(text, position)
+        if not match:
+            raise FormatError(f"graph.nnef line {line}: unexpected character "
+                              f"{text[position]!r}")
+        kind = match.lastgroup
+        chunk = match.group()
+        if kind != "space":
+            tokens.append(Token(kind, chunk, line))
+        line += chunk.count("\n")
+        position = match.end()
+    tokens.append(Token("end", "", line))
+    return tokens
+
+
+class Identifier(str):
+    """A reference to a graph value (distinguished from string literals)."""
+
+
+class Invocation:
+    """`op<type>(args…, key = value…)` as parsed; values are literals, Identifiers,
+    lists, tuples or nested Invocations."""
+
+    def __init__(self, op, generic, args, kwargs, line):
+        self.op, self.generic, self.args, self.kwargs, self.line = op, generic, args, kwargs, line
+        self.results = []           # identifiers assigned by the statement
+
+    def __repr__(self):
+        return f"{self.op}({self.args}, {self.kwargs})"
+
+
+class Document:
+    def __init__(self):
+        self.version = None
+        self.extensions = []
+        self.fragments = {}          # name -> list of (lhs, rhs) or None (declaration)
+        self.graph_name = None
+        self.graph_inputs = []
+        self.graph_outputs = []
+        self.body = []               # (lhs, rhs)
+
+
+class Parser:
+    def __init__(self, text):
+        self.tokens = tokenize(text)
+        self.index = 0
+
+    # token helpers
+    def peek(self, offset=0):
+        return self.tokens[min(self.index + offset, len(self.tokens) - 1)]
+
+    def next(self):
+        token = self.tokens[self.index]
+        self.index = min(self.index + 1, len(self.tokens) - 1)
+        return token
+
+    def accept(self, text):
+        if self.peek().text == text and self.peek().kind != "string":
+            return self.next()
+        return None
+
+    def expect(self, text):
+        token = self.next()
+        if token.text != text or token.kind == "string":
+            raise FormatError(f"graph.nnef line {token.line}: expected {text!r}, found "
+                              f"{token.text or 'end of file'!r}")
+        return token
+
+    def expect_name(self):
+        token = self.next()
+        if token.kind != "name":
+            raise FormatError(f"graph.nnef line {token.line}: expected an identifier, found "
+                              f"{token.text or 'end of file'!r}")
+        return token.text
+
+    # document
+    def document(self):
+        doc = Document()
+        self.expect("version")
+        doc.version = self.next().text
+        self.expect(";")
+        while self.peek().text == "extension":
+            self.next()
+            names = [self.expect_name()]
+            while not self.accept(";"):
+                self.accept(",")
+                names.append(self.expect_name())
+            doc.extensions.extend(names)
+        while self.peek().text == "fragment":
+            name, body = self.fragment()
+            doc.fragments[name] = body
+        self.expect("graph")
+        doc.graph_name = self.expect_name()
+        doc.graph_inputs = self.name_list()
+        self.expect("->")
+        doc.graph_outputs = self.name_list()
+        self.expect("{")
+        while not self.accept("}"):
+            doc.body.append(self.assignment())
+        if self.peek().kind != "end":
+            raise FormatError(f"graph.nnef line {self.peek().line}: text after the graph")
+        return doc
+
+    def name_list(self):
+        self.expect("(")
+        names = []
+        if not self.accept(")"):
+            names.append(self.expect_name())
+            while self.accept(","):
+                names.append(self.expect_name())
+            self.expect(")")
+        return names
+
+    def fragment(self):
+        self.expect("fragment")
+        name = self.expect_name()
+        depth = 0
+        # skip the signature (generic params, parameters, results) up to '{' or ';'
+        while True:
+            token = self.next()
+            if token.kind == "end":
+                raise FormatError(f"graph.nnef: unterminated fragment {name}")
+            if token.text in "([<" and token.kind == "op":
+                depth += 1
+            elif token.text in ")]>" and token.kind == "op" and depth:
+                depth -= 1
+            elif depth == 0 and token.text == ";":
+                return name, None
+            elif depth == 0 and token.text == "{":
+                break
+        body = []
+        if name == "tract_core_properties":
+            while not self.accept("}"):
+                body.append(self.assignment())
+            return name, body
+        depth = 1
+        while depth:
+            token = self.next()
+            if token.kind == "end":
+                raise FormatError(f"graph.nnef: unterminated body of fragment {name}")
+            if token.text == "{" and token.kind == "op":
+                depth += 1
+            elif token.text == "}" and token.kind == "op":
+                depth -= 1
+        return name, body
+
+    def assignment(self):
+        lhs = self.lvalue()
+        self.expect("=")
+        rhs = self.expression()
+        self.expect(";")
+        if isinstance(rhs, Invocation):
+            rhs.results = _flatten_names(lhs)
+        return lhs, rhs
+
+    def lvalue(self):
+        if self.accept("("):
+            items = [self.lvalue()]
+            while self.accept(","):
+                items.append(self.lvalue())
+            self.expect(")")
+            return tuple(items)
+        if self.accept("["):
+            items = []
+            if not self.accept("]"):
+                items.append(self.lvalue())
+                while self.accept(","):
+                    items.append(self.lvalue())
+                self.expect("]")
+            return items
+        return Identifier(self.expect_name())
+
+    def expression(self):
+        token = self.peek()
+        if token.kind == "op" and token.text == "-" and self.peek(1).kind == "number":
+            self.next()
+            return -self._number(self.next().text)
+        if token.kind == "number":
+            return self._number(self.next().text)
+        if token.kind == "string":
+            raw = self.next().text[1:-1]
+            return re.sub(r"\\(.)", r"\1", raw)
+        if token.kind == "name":
+            if token.text in ("true", "false"):
+                self.next()
+                return token.text == "true"
+            name = self.next().text
+            generic = None
+            if self.peek().text == "<" and self.peek(2).text == ">":
+                self.next()
+                generic = self.next().text
+                self.next()
+            if self.accept("("):
+                return self.invocation(name, generic, token.line)
+            return Identifier(name)
+        if self.accept("["):
+            items = []
+            if not self.accept("]"):
+                items.append(self.expression())
+                while self.accept(","):
+                    items.append(self.expression())
+                self.expect("]")
+            return items
+        if self.accept("("):
+            first = self.expression()
+            if self.accept(")"):
+                return first
+            items = [first]
+            while self.accept(","):
+                items.append(self.expression())
+            self.expect(")")
+            return tuple(items)
+        raise FormatError(f"graph.nnef line {token.line}: unexpected {token.text!r} (only "
+                          "invocations, identifiers and literals are supported in the graph)")
+
+    def invocation(self, name, generic, line):
+        args, kwargs = [], {}
+        if not self.accept(")"):
+            while True:
+                if self.peek().kind == "name" and self.peek(1).text == "=" \
+                        and self.peek(1).kind == "op":
+                    key = self.next().text
+                    self.next()
+                    kwargs[key] = self.expression()
+                else:
+                    if kwargs:
+                        raise FormatError(f"graph.nnef line {line}: positional argument "
+                                          "after a named one")
+                    args.append(self.expression())
+                if self.accept(")"):
+                    break
+                self.expect(",")
+        return Invocation(name, generic, args, kwargs, line)
+
+    @staticmethod
+    def _number(text):
+        if any(c in text for c in ".eE"):
+            return float(text)
+        return int(text)
+
+
+def _flatten_names(lhs):
+    if isinstance(lhs, (tuple, list)):
+        return [n for item in lhs for n in _flatten_names(item)]
+    return [lhs]
+
+
+def parse(text):
+    return Parser(text).document()

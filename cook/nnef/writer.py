@@ -1,0 +1,184 @@
+"""TypedModel -> plan files ({path: bytes}) in the tract dialect of docs/plan-format.md.
+
+Each op writes itself (`op.nnef_write(writer, node)`) through the small API of
+`PlanWriter`: `ident` (an input's identifier or literal), `operand` (the same, at a
+given rank: binary ops and matmul take operands of equal rank, which tract requires),
+`assign` (the statement defining a node's output), and the literal formatters.
+
+Constants are written where they are used: a single value as a literal, anything else
+as a `variable` with its own .dat file (labels are the identifiers, so valid NNEF
+names), each constant written once however many nodes read it.
+"""
+import numpy as np
+
+from .. import __version__
+from ..errors import CookError, UnsupportedOp, node_context
+from ..ops.source import Const
+from . import dat
+from .syntax import fmt, fmt_float, sanitize
+
+PLAN_VERSION = 1
+VARIABLE_KIND = {"f": "scalar", "i": "integer", "u": "integer", "b": "logical"}
+
+
+class PlanWriter:
+    def __init__(self, model):
+        self.model = model
+        self.graph = model.graph
+        self.statements = []
+        self.files = {}
+        self.taken = set()
+        self.idents = {}              # outlet -> identifier of a written value
+        self.const_texts = {}         # (outlet, rank) -> text of a constant
+        self.rank_aligned = {}        # (outlet, rank) -> identifier of an unsqueeze
+
+    # -- identifiers ----------------------------------------------------------------
+    def fresh(self, name):
+        base = sanitize(name)
+        candidate, index = base, 1
+        while candidate in self.taken:
+            candidate = f"{base}_{index}"
+            index += 1
+        self.taken.add(candidate)
+        return candidate
+
+    def ident(self, outlet):
+        """The text of a node input: identifier, or literal/variable for a constant."""
+        node = self.graph.nodes[outlet.node]
+        if isinstance(node.op, Const):
+            return self.const_text(outlet, None)
+        if outlet not in self.idents:
+            raise CookError(f"writer: {node.name!r} used before it was written")
+        return self.idents[outlet]
+
+    def operand(self, outlet, rank):
+        """Like ident, but of rank `rank` (leading size-1 dims added)."""
+        fact = self.graph.fact(outlet)
+        if fact.rank == rank:
+            return self.ident(outlet)
+        if fact.rank > rank:
+            raise CookError(f"writer: operand {fact} has a rank above {rank}")
+        node = self.graph.nodes[outlet.node]
+        if isinstance(node.op, Const):
+            return self.const_text(outlet, rank)
+        key = (outlet, rank)
+        if key not in self.rank_aligned:
+            name = self.fresh(f"{self.idents[outlet]}_rank{rank}")
+            axes = list(range(rank - fact.rank))
+            self.emit(name, f"unsqueeze({self.idents[outlet]}, axes = {fmt(axes)})")
+            self.rank_aligned[key] = name
+        return self.rank_aligned[key]
+
+    def const_text(self, outlet, rank):
+        key = (outlet, rank)
+        if key in self.const_texts:
+            return self.const_texts[key]
+        node = self.graph.nodes[outlet.node]
+        value = node.op.value
+        if rank is not None:
+            value = value.reshape((1,) * (rank - value.ndim) + value.shape)
+        if value.size == 1 and value.ndim == 0:
+            text = self.scalar(value.item())
+        elif value.size == 1:
+            text = fmt(value.tolist()) if value.dtype.kind != "f" else \
+                _nested(fmt_float(value.item()), value.ndim)
+        else:
+            base = node.name if rank is None or rank == node.outputs[0].rank \
+                else f"{node.name}_rank{rank}"
+            name = self.fresh(base)
+            kind = VARIABLE_KIND.get(value.dtype.kind)
+            if kind is None:
+                raise UnsupportedOp(f"constant {node.name!r} of type {value.dtype} cannot be "
+                                    "written")
+            self.files[name + ".dat"] = dat.to_bytes(value)
+            self.emit(name, f"variable<{kind}>(label = {fmt(name)}, "
+                            f"shape = {fmt(list(value.shape))})")
+            text = name
+        self.const_texts[key] = text
+        return text
+
+    # -- statements -----------------------------------------------------------------
+    def emit(self, name, expression):
+        self.statements.append(f"  {name} = {expression};")
+
+    def assign(self, node, expression, slot=0):
+        outlet = node.outlet(slot)
+        name = self.output_idents.get(outlet) or self.fresh(
+            node.name if slot == 0 else f"{node.name}_{slot}")
+        self.idents[outlet] = name
+        self.emit(name, expression)
+        return name
+
+    def write_external(self, node):
+        fact = node.outputs[0]
+        shape = fmt(list(fact.shape))
+        kind = {"f32": "scalar", "i64": "integer", "bool": "logical"}.get(fact.datum_type.name)
+        if kind:
+            expression = f"external<{kind}>(shape = {shape})"
+        else:
+            expression = f"tract_core_external(shape = {shape}, " \
+                         f"datum_type = {fmt(fact.datum_type.name)})"
+        name = self.input_idents[node.outlet()]
+        self.idents[node.outlet()] = name
+        self.emit(name, expression)
+
+    # -- literal helpers the ops use -------------------------------------------------
+    fmt = staticmethod(fmt)
+
+    @staticmethod
+    def scalar(value):
+        return fmt(value)
+
+    @staticmethod
+    def full_rank_scalar(value, rank):
+        return _nested(fmt_float(value), rank)
+
+    # -- the document ---------------------------------------------------------------
+    def write(self):
+        graph = self.graph
+        self.input_idents = {o: self.fresh(graph.nodes[o.node].name) for o in graph.inputs}
+        self.output_idents = {}
+        output_names = []
+        for outlet, name in zip(graph.outputs, graph.output_names):
+            ident = self.fresh(name)
+            output_names.append(ident)
+            node = graph.nodes[outlet.node]
+            if outlet not in self.output_idents and outlet not in self.input_idents \
+                    and not isinstance(node.op, Const):
+                self.output_idents[outlet] = ident
+        for node in graph.ordered_nodes():
+            try:
+                node.op.nnef_write(self, node)
+            except CookError as error:
+                raise type(error)(f"writing {node_context(node.name, node.op.name, [f for f in self.graph.input_facts(node)])}: {error}") from None
+        for outlet, ident in zip(graph.outputs, output_names):
+            if self.idents.get(outlet) == ident:
+                continue
+            source = self.ident(outlet)
+            self.emit(ident, f"copy({source})")
+        properties = [("ember.plan_version", PLAN_VERSION),
+                      ("producer", f"ember-cook {__version__}"),
+                      ("ember.input_names", [graph.nodes[o.node].name for o in graph.inputs]),
+                      ("ember.output_names", list(graph.output_names))]
+        text = ["version 1.0;", "", "extension tract_registry tract_core;", "",
+                "fragment tract_core_properties(",
+                ") -> (properties: (string, tensor<scalar>)[])",
+                "{",
+                "  properties = [" + ", ".join(fmt(p) for p in properties) + "];",
+                "}", "",
+                f"graph network({', '.join(self.input_idents[o] for o in graph.inputs)}) -> "
+                f"({', '.join(output_names)})",
+                "{"]
+        text += self.statements
+        text += ["}", ""]
+        self.files["graph.nnef"] = "\n".join(text).encode("utf-8")
+        return self.files
+
+
+def _nested(text, rank):
+    return "[" * rank + text + "]" * rank
+
+
+def plan_files(model):
+    """{path: bytes} of the plan of a TypedModel."""
+    return PlanWriter(model).write()

@@ -1,0 +1,124 @@
+"""The one table: ONNX op_type -> translator function.
+
+A translator receives a `Translation` context (the typed target graph, the node's
+typed input outlets and facts, its attributes and opset) and returns the outlets that
+replace the ONNX node's outputs. Translators live in the family modules (nn.py,
+arith.py, shape.py) and register with `@translator("OpType", ...)`.
+"""
+import numpy as np
+
+from ..errors import CookError, MissingFact, UnsupportedOp, node_context
+from ..facts import Fact
+from ..ops.base import Op
+from .attrs import Attrs
+
+TRANSLATORS = {}
+
+
+def translator(*op_types):
+    def register(function):
+        for op_type in op_types:
+            TRANSLATORS[op_type] = function
+        return function
+    return register
+
+
+class Translation:
+    """What a translator sees of one ONNX node while it is being typed."""
+
+    def __init__(self, target, node, inputs):
+        self.target = target
+        self.node = node                    # the InferenceModel node (op: OnnxNode)
+        self.onnx = node.op
+        self.name = node.name
+        self.inputs = inputs                # typed outlets; None for an omitted optional input
+        self.facts = [target.fact(o) if o is not None else None for o in inputs]
+        self.opset = node.op.opset
+        self.attrs = Attrs(node.op.proto, self.where)
+
+    @property
+    def where(self):
+        facts = [f for f in getattr(self, "facts", []) if f is not None]
+        return node_context(self.name, self.onnx.op_type, facts)
+
+    # -- inputs -------------------------------------------------------------------
+    def has_input(self, index):
+        return index < len(self.inputs) and self.inputs[index] is not None
+
+    def input(self, index):
+        if not self.has_input(index):
+            raise CookError(f"{self.where}: input {index} is required")
+        return self.inputs[index]
+
+    def fact(self, index):
+        self.input(index)
+        return self.facts[index]
+
+    def const_input(self, index, what="input", required=True):
+        """The constant value of input `index`; an error when it is not a constant."""
+        if not self.has_input(index):
+            if required:
+                raise CookError(f"{self.where}: {what} (input {index}) is required")
+            return None
+        value = self.facts[index].value
+        if value is None:
+            raise UnsupportedOp(f"{self.where}: {what} (input {index}) must be a constant "
+                                "(computed from initializers and shapes); a value known only "
+                                "at run time is not supported")
+        return value
+
+    # -- building -----------------------------------------------------------------
+    def wire(self, op, inputs, suffix=None):
+        """Add a core op to the target graph; named after the ONNX node (plus a suffix)."""
+        name = self.name if suffix is None else f"{self.name}_{suffix}"
+        try:
+            return self.target.wire1(name, op, inputs)
+        except CookError as error:
+            raise type(error)(f"{error} (translating ONNX {self.onnx.op_type} "
+                              f"opset {self.opset})") from None
+
+    def const(self, value, suffix):
+        return self.target.add_const(f"{self.name}_{suffix}", np.asarray(value))
+
+    def error(self, message, kind=UnsupportedOp):
+        return kind(f"{self.where}: {message}")
+
+
+class OnnxNode(Op):
+    """Inference op: one ONNX node waiting for typed inputs to be translated."""
+
+    foldable = False
+
+    def __init__(self, proto, opset):
+        self.proto = proto
+        self.op_type = proto.op_type
+        self.domain = proto.domain or "ai.onnx"
+        self.opset = opset
+
+    @property
+    def name(self):
+        return self.op_type
+
+    def attrs(self):
+        return {"op_type": self.op_type, "opset": self.opset}
+
+    def to_typed(self, target, node, inputs):
+        if self.domain not in ("ai.onnx", ""):
+            raise UnsupportedOp(f"{node_context(node.name, self.op_type)}: operators of domain "
+                                f"{self.domain!r} are not supported")
+        translate = TRANSLATORS.get(self.op_type)
+        if translate is None:
+            raise UnsupportedOp(f"{node_context(node.name, self.op_type)}: ONNX op "
+                                f"{self.op_type} (opset {self.opset}) is not supported yet")
+        missing = [i for i, o in enumerate(inputs) if o is None and i < len(node.inputs)
+                   and node.inputs[i] is not None]
+        if missing:
+            raise MissingFact(f"{node_context(node.name, self.op_type)}: inputs {missing} "
+                              "are not typed")
+        context = Translation(target, node, inputs)
+        outlets = translate(context)
+        return list(outlets)
+
+
+def fact_of(value):
+    return Fact.from_value(np.asarray(value))

@@ -1,0 +1,84 @@
+"""The op protocol: everything about one operation, in its class.
+
+    output_facts(input_facts) -> [Fact]   typing rule (raise ShapeError/BadAttribute)
+    eval(input_values) -> [ndarray]       numpy reference
+    declutter(graph, node) -> Patch|None  local rewrites toward the core normal form
+    nnef_write(writer, node)              emit the plan statements (see cook/nnef/writer.py)
+    NNEF_READERS = {"nnef_op": fn}        how plan invocations become this op (reader.py)
+
+Ops are immutable value objects: attributes are set in __init__ and never changed, two
+ops with the same class and attributes compare equal. Pulsing (next issue) will add a
+`pulse(...)` method here, with a default that refuses.
+"""
+import numpy as np
+
+from ..errors import ShapeError, UnsupportedOp
+
+
+class Op:
+    name = "Op"
+    foldable = True          # may run at cook time when every input is constant
+    NNEF_READERS = {}
+
+    def attrs(self):
+        """Attribute name -> value, for repr and equality."""
+        return {k: v for k, v in vars(self).items() if not k.startswith("_")}
+
+    def output_facts(self, inputs):
+        raise NotImplementedError(type(self).__name__)
+
+    def eval(self, inputs):
+        raise NotImplementedError(type(self).__name__)
+
+    def declutter(self, graph, node):
+        return None
+
+    def nnef_write(self, writer, node):
+        raise UnsupportedOp(f"{self.name} has no NNEF form in the plan format")
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={_short(v)}" for k, v in self.attrs().items())
+        return f"{self.name}({args})"
+
+    def __eq__(self, other):
+        if type(self) is not type(other):
+            return False
+        mine, theirs = self.attrs(), other.attrs()
+        if mine.keys() != theirs.keys():
+            return False
+        for key, value in mine.items():
+            if isinstance(value, np.ndarray) or isinstance(theirs[key], np.ndarray):
+                if not np.array_equal(value, theirs[key]):
+                    return False
+            elif value != theirs[key]:
+                return False
+        return True
+
+    def __hash__(self):
+        return hash(self.name)
+
+
+def _short(value):
+    if isinstance(value, np.ndarray):
+        return f"<{value.dtype} {list(value.shape)}>"
+    return repr(value)
+
+
+def expect_inputs(inputs, count, names=None):
+    """Raise ShapeError unless there are `count` inputs (an int or a range)."""
+    allowed = count if isinstance(count, range) else range(count, count + 1)
+    if len(inputs) not in allowed:
+        raise ShapeError(f"expects {allowed.start}"
+                         f"{'' if len(allowed) == 1 else f'..{allowed.stop - 1}'} inputs, "
+                         f"got {len(inputs)}")
+
+
+def f32(value):
+    """A float attribute rounded to f32 (what files store), kept as a Python float."""
+    return float(np.float32(value))
+
+
+def normalize_axis(axis, rank, what="axis"):
+    if not -rank <= axis < max(rank, 1):
+        raise ShapeError(f"{what} {axis} is out of range for rank {rank}")
+    return axis % rank if rank else 0

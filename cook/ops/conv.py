@@ -1,0 +1,158 @@
+"""Convolution, NCHW with any number of spatial dims.
+
+Inputs: x [N, C, s…], filter [O, C/groups, k…], optional bias [O]. Padding is explicit
+(one (before, after) pair per spatial dim): ONNX auto_pad is resolved by the importer.
+"""
+import numpy as np
+
+from .. import dims
+from ..errors import BadAttribute, ShapeError
+from ..facts import Fact
+from .base import Op, expect_inputs
+
+
+def sliding_windows(x, kernel, strides, dilations):
+    """View of x [N, C, s…] as [N, C, o…, k…]: the window of every output position.
+
+    x must already be padded. This is the im2col of the numpy reference, as a strided
+    view: the copy happens in the matmul that consumes it.
+    """
+    spatial = len(kernel)
+    spans = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
+    axes = tuple(range(2, 2 + spatial))
+    view = np.lib.stride_tricks.sliding_window_view(x, spans, axis=axes)
+    index = (slice(None), slice(None)) + tuple(slice(None, None, s) for s in strides) \
+        + tuple(slice(None, None, d) for d in dilations)
+    return view[index]
+
+
+def pad_spatial(x, padding, value=0):
+    if all(b == 0 and a == 0 for b, a in padding):
+        return x
+    return np.pad(x, [(0, 0), (0, 0)] + [tuple(p) for p in padding], constant_values=value)
+
+
+def check_window_attrs(op_name, spatial, kernel, strides, dilations, padding):
+    for what, values in (("strides", strides), ("dilations", dilations), ("padding", padding)):
+        if len(values) != spatial:
+            raise BadAttribute(f"{op_name}: {what} {list(values)} needs {spatial} entries "
+                               f"(one per spatial dim)")
+    if any(s < 1 for s in strides) or any(d < 1 for d in dilations):
+        raise BadAttribute(f"{op_name}: strides {list(strides)} and dilations "
+                           f"{list(dilations)} must be ≥ 1")
+    if any(b < 0 or a < 0 for b, a in padding):
+        raise BadAttribute(f"{op_name}: negative padding {padding}")
+    if kernel is not None and any(k < 1 for k in kernel):
+        raise BadAttribute(f"{op_name}: kernel {list(kernel)} must be ≥ 1")
+
+
+class Conv(Op):
+    name = "Conv"
+
+    def __init__(self, strides, dilations, padding, groups=1):
+        self.strides = tuple(int(s) for s in strides)
+        self.dilations = tuple(int(d) for d in dilations)
+        self.padding = tuple((int(b), int(a)) for b, a in padding)
+        self.groups = int(groups)
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, range(2, 4))
+        x, w = inputs[0], inputs[1]
+        if x.rank < 3 or w.rank != x.rank:
+            raise ShapeError(f"input rank {x.rank} and filter rank {w.rank} must be equal "
+                             "and ≥ 3 (N, C, spatial…)")
+        spatial = x.rank - 2
+        kernel = w.shape[2:]
+        check_window_attrs("Conv", spatial, kernel, self.strides, self.dilations, self.padding)
+        channels, out_channels = x.shape[1], w.shape[0]
+        if self.groups < 1 or channels % self.groups or out_channels % self.groups:
+            raise ShapeError(f"groups = {self.groups} must divide the input channels "
+                             f"{channels} and the output channels {out_channels}")
+        if w.shape[1] * self.groups != channels:
+            raise ShapeError(f"filter expects {w.shape[1]} × {self.groups} groups input "
+                             f"channels, input has {channels}")
+        if x.datum_type is not w.datum_type or not x.datum_type.is_float:
+            raise ShapeError("input and filter must both be f32 (or another float type)")
+        if len(inputs) == 3:
+            b = inputs[2]
+            if dims.product(b.shape) != out_channels or b.rank > 1 and b.shape[-1] != \
+                    out_channels:
+                raise ShapeError(f"bias {b} must hold {out_channels} values")
+        out = []
+        for axis in range(spatial):
+            length = dims.window_output(x.shape[2 + axis], kernel[axis], self.strides[axis],
+                                        self.dilations[axis], *self.padding[axis])
+            if length < 1:
+                raise ShapeError(f"spatial axis {axis}: the window does not fit in the "
+                                 "(padded) input")
+            out.append(length)
+        return [Fact(x.datum_type, (x.shape[0], out_channels, *out))]
+
+    def eval(self, inputs):
+        x, w = inputs[0], inputs[1]
+        n, c = x.shape[:2]
+        o, cg = w.shape[:2]
+        kernel = w.shape[2:]
+        g = self.groups
+        windows = sliding_windows(pad_spatial(x, self.padding), kernel, self.strides,
+                                  self.dilations)
+        out_spatial = windows.shape[2:2 + len(kernel)]
+        positions = int(np.prod(out_spatial))
+        taps = int(np.prod(kernel))
+        # [N, g, cg, o…, k…] -> [g, N, o…, cg, k…] -> [g, N*P, cg*K]
+        windows = windows.reshape((n, g, cg) + windows.shape[2:])
+        spatial = len(kernel)
+        order = (1, 0) + tuple(range(3, 3 + spatial)) + (2,) + \
+            tuple(range(3 + spatial, 3 + 2 * spatial))
+        columns = windows.transpose(order).reshape(g, n * positions, cg * taps)
+        filters = w.reshape(g, o // g, cg * taps).transpose(0, 2, 1)
+        product = np.matmul(columns, filters)               # [g, N*P, o/g]
+        y = product.reshape(g, n, positions, o // g).transpose(1, 0, 3, 2)
+        y = y.reshape((n, o) + tuple(out_spatial))
+        if len(inputs) == 3:
+            y = y + inputs[2].reshape((1, o) + (1,) * spatial)
+        return [np.ascontiguousarray(y, dtype=x.dtype)]
+
+    def nnef_write(self, writer, node):
+        x = writer.ident(node.inputs[0])
+        w = writer.ident(node.inputs[1])
+        if len(node.inputs) == 3:
+            b = writer.operand(node.inputs[2], 1)
+        else:
+            b = "0.0"
+        writer.assign(node, f"conv({x}, {w}, {b}, border = \"constant\", "
+                            f"padding = {writer.fmt(list(self.padding))}, "
+                            f"stride = {writer.fmt(list(self.strides))}, "
+                            f"dilation = {writer.fmt(list(self.dilations))}, "
+                            f"groups = {self.groups})")
+
+    @staticmethod
+    def _read(reader, inv):
+        x = reader.outlet(inv.arg(0, "input"))
+        w = reader.outlet(inv.arg(1, "filter"))
+        bias = inv.arg(2, "bias", 0.0)
+        fx, fw = reader.fact(x), reader.fact(w)
+        spatial = fx.rank - 2
+        border = inv.kwarg("border", "constant")
+        if border not in ("constant", "ignore"):
+            raise reader.unsupported(inv, f"border = {border!r}")
+        strides = inv.kwarg("stride", []) or [1] * spatial
+        dilations = inv.kwarg("dilation", []) or [1] * spatial
+        groups = inv.kwarg("groups", 1)
+        if groups == 0:
+            groups = fx.shape[1]
+        padding = inv.kwarg("padding", [])
+        if not padding:
+            padding = [dims.same_padding(fx.shape[2 + i], fw.shape[2 + i], strides[i],
+                                         dilations[i]) for i in range(spatial)]
+        inputs = [x, w]
+        if not (reader.is_scalar_literal(bias) and reader.scalar_value(bias) == 0.0):
+            b = reader.outlet(bias)
+            fb = reader.fact(b)
+            if fb.rank != 1:
+                b = reader.reshape(b, (dims.product(fb.shape),))
+            inputs.append(b)
+        return reader.wire(inv, Conv(strides, dilations, padding, groups), inputs)
+
+
+Conv.NNEF_READERS = {"conv": Conv._read}

@@ -1,0 +1,375 @@
+"""Ops that move data without arithmetic: reshape, transpose, concat, squeeze, unsqueeze,
+slice, gather; and the shape-computation helpers ShapeOf and Cast (always folded)."""
+import numpy as np
+
+from .. import datum, dims
+from ..errors import ShapeError, UnsupportedOp
+from ..facts import Fact
+from ..ir import Patch
+from .base import Op, expect_inputs, normalize_axis
+
+
+def resolve_reshape(input_shape, spec, allowzero=False, what="reshape"):
+    """ONNX/NNEF reshape spec (0 copies an input dim unless allowzero, -1 is inferred)."""
+    spec = [int(d) for d in spec]
+    out = []
+    for axis, dim in enumerate(spec):
+        if dim == 0 and not allowzero:
+            if axis >= len(input_shape):
+                raise ShapeError(f"{what}: 0 at axis {axis} copies a dim the input lacks")
+            out.append(input_shape[axis])
+        elif dim < -1:
+            raise ShapeError(f"{what}: invalid dim {dim} in {spec}")
+        else:
+            out.append(dim)
+    total = dims.product(input_shape)
+    if out.count(-1) > 1:
+        raise ShapeError(f"{what}: more than one -1 in {spec}")
+    if -1 in out:
+        known = dims.product(d for d in out if d != -1)
+        if known == 0 or total % known:
+            raise ShapeError(f"{what}: cannot infer -1 in {spec} for input "
+                             f"{list(input_shape)}")
+        out[out.index(-1)] = total // known
+    if dims.product(out) != total:
+        raise ShapeError(f"{what}: {list(input_shape)} ({total} items) cannot become {out}")
+    return tuple(out)
+
+
+class Reshape(Op):
+    """Reshape to a fully resolved shape (no 0 / -1)."""
+
+    name = "Reshape"
+
+    def __init__(self, shape):
+        self.shape = tuple(shape)
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, 1)
+        x = inputs[0]
+        if dims.product(x.shape) != dims.product(self.shape):
+            raise ShapeError(f"cannot reshape {list(x.shape)} to {list(self.shape)}")
+        return [Fact(x.datum_type, self.shape)]
+
+    def eval(self, inputs):
+        return [inputs[0].reshape(self.shape)]
+
+    def declutter(self, graph, node):
+        source = node.inputs[0]
+        if graph.fact(source).shape == self.shape:
+            return Patch(graph, "reshape to the same shape").shunt(node.outlet(), source)
+        producer = graph.nodes[source.node]
+        if isinstance(producer.op, (Reshape, Squeeze, Unsqueeze)):
+            patch = Patch(graph, "merge reshape chain")
+            return patch.shunt(node.outlet(), patch.wire1(node.name, self, producer.inputs))
+        return None
+
+    def nnef_write(self, writer, node):
+        x = writer.ident(node.inputs[0])
+        writer.assign(node, f"reshape({x}, shape = {writer.fmt(list(self.shape))})")
+
+    @staticmethod
+    def _read(reader, inv):
+        x = reader.outlet(inv.arg(0, "input"))
+        shape = reader.fact(x).shape
+        spec = list(inv.kwarg("shape", None) or inv.arg(1, "shape"))
+        start = inv.kwarg("axis_start", 0)
+        count = inv.kwarg("axis_count", -1)
+        end = len(shape) if count == -1 else start + count
+        middle = resolve_reshape(shape[start:end], spec, what="reshape")
+        return reader.wire(inv, Reshape(shape[:start] + middle + shape[end:]), [x])
+
+
+Reshape.NNEF_READERS = {"reshape": Reshape._read}
+
+
+class Transpose(Op):
+    name = "Transpose"
+
+    def __init__(self, perm):
+        self.perm = tuple(int(p) for p in perm)
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, 1)
+        x = inputs[0]
+        if sorted(self.perm) != list(range(x.rank)):
+            raise ShapeError(f"perm {list(self.perm)} is not a permutation of {x.rank} axes")
+        return [Fact(x.datum_type, tuple(x.shape[p] for p in self.perm))]
+
+    def eval(self, inputs):
+        return [np.ascontiguousarray(np.transpose(inputs[0], self.perm))]
+
+    def declutter(self, graph, node):
+        if self.perm == tuple(range(len(self.perm))):
+            return Patch(graph, "identity transpose").shunt(node.outlet(), node.inputs[0])
+        producer = graph.nodes[node.inputs[0].node]
+        if isinstance(producer.op, Transpose):
+            perm = tuple(producer.op.perm[p] for p in self.perm)
+            patch = Patch(graph, "merge transposes")
+            return patch.shunt(node.outlet(), patch.wire1(node.name, Transpose(perm),
+                                                          producer.inputs))
+        return None
+
+    def nnef_write(self, writer, node):
+        x = writer.ident(node.inputs[0])
+        writer.assign(node, f"transpose({x}, axes = {writer.fmt(list(self.perm))})")
+
+    @staticmethod
+    def _read(reader, inv):
+        x = reader.outlet(inv.arg(0, "input"))
+        return reader.wire(inv, Transpose(inv.kwarg("axes", None) or inv.arg(1)), [x])
+
+
+Transpose.NNEF_READERS = {"transpose": Transpose._read}
+
+
+class Concat(Op):
+    name = "Concat"
+
+    def __init__(self, axis):
+        self.axis = int(axis)
+
+    def output_facts(self, inputs):
+        if not inputs:
+            raise ShapeError("needs at least one input")
+        first = inputs[0]
+        normalize_axis(self.axis, first.rank)
+        total = 0
+        for index, fact in enumerate(inputs):
+            if fact.datum_type is not first.datum_type or fact.rank != first.rank:
+                raise ShapeError(f"input {index} {fact} differs in type or rank from {first}")
+            for axis, (a, b) in enumerate(zip(fact.shape, first.shape)):
+                if axis != self.axis and a != b:
+                    raise ShapeError(f"input {index} {fact} differs from {first} on axis {axis}")
+            total = total + fact.shape[self.axis]
+        shape = list(first.shape)
+        shape[self.axis] = total
+        return [Fact(first.datum_type, shape)]
+
+    def eval(self, inputs):
+        return [np.concatenate(inputs, axis=self.axis)]
+
+    def declutter(self, graph, node):
+        if len(node.inputs) == 1:
+            return Patch(graph, "concat of one").shunt(node.outlet(), node.inputs[0])
+        return None
+
+    def nnef_write(self, writer, node):
+        parts = ", ".join(writer.ident(o) for o in node.inputs)
+        writer.assign(node, f"concat([{parts}], axis = {self.axis})")
+
+    @staticmethod
+    def _read(reader, inv):
+        parts = [reader.outlet(v) for v in inv.arg(0, "values")]
+        parts = reader.same_type(*parts)
+        return reader.wire(inv, Concat(inv.kwarg("axis")), parts)
+
+
+Concat.NNEF_READERS = {"concat": Concat._read}
+
+
+class Squeeze(Op):
+    name = "Squeeze"
+
+    def __init__(self, axes):
+        self.axes = tuple(sorted(int(a) for a in axes))
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, 1)
+        x = inputs[0]
+        for axis in self.axes:
+            if not 0 <= axis < x.rank or x.shape[axis] != 1:
+                raise ShapeError(f"axis {axis} is not a size-1 axis of {x}")
+        return [Fact(x.datum_type, [d for a, d in enumerate(x.shape) if a not in self.axes])]
+
+    def eval(self, inputs):
+        return [np.squeeze(inputs[0], axis=self.axes)]
+
+    def declutter(self, graph, node):
+        if not self.axes:
+            return Patch(graph, "squeeze nothing").shunt(node.outlet(), node.inputs[0])
+        return None
+
+    def nnef_write(self, writer, node):
+        x = writer.ident(node.inputs[0])
+        writer.assign(node, f"squeeze({x}, axes = {writer.fmt(list(self.axes))})")
+
+    @staticmethod
+    def _read(reader, inv):
+        x = reader.outlet(inv.arg(0, "input"))
+        return reader.wire(inv, Squeeze(inv.kwarg("axes")), [x])
+
+
+Squeeze.NNEF_READERS = {"squeeze": Squeeze._read}
+
+
+class Unsqueeze(Op):
+    """Insert size-1 dims; `axes` index the output."""
+
+    name = "Unsqueeze"
+
+    def __init__(self, axes):
+        self.axes = tuple(sorted(int(a) for a in axes))
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, 1)
+        x = inputs[0]
+        rank = x.rank + len(self.axes)
+        if any(not 0 <= a < rank for a in self.axes) or len(set(self.axes)) != len(self.axes):
+            raise ShapeError(f"axes {list(self.axes)} invalid for output rank {rank}")
+        shape = list(x.shape)
+        for axis in self.axes:
+            shape.insert(axis, 1)
+        return [Fact(x.datum_type, shape)]
+
+    def eval(self, inputs):
+        return [np.expand_dims(inputs[0], self.axes)]
+
+    def declutter(self, graph, node):
+        if not self.axes:
+            return Patch(graph, "unsqueeze nothing").shunt(node.outlet(), node.inputs[0])
+        return None
+
+    def nnef_write(self, writer, node):
+        x = writer.ident(node.inputs[0])
+        writer.assign(node, f"unsqueeze({x}, axes = {writer.fmt(list(self.axes))})")
+
+    @staticmethod
+    def _read(reader, inv):
+        x = reader.outlet(inv.arg(0, "input"))
+        return reader.wire(inv, Unsqueeze(inv.kwarg("axes")), [x])
+
+
+Unsqueeze.NNEF_READERS = {"unsqueeze": Unsqueeze._read}
+
+
+class Slice(Op):
+    """Per-axis ranges [begin, end) with a step; begin/end already clamped to the dim."""
+
+    name = "Slice"
+
+    def __init__(self, axes, begins, ends, steps=None):
+        self.axes = tuple(int(a) for a in axes)
+        self.begins = tuple(int(b) for b in begins)
+        self.ends = tuple(int(e) for e in ends)
+        self.steps = tuple(int(s) for s in (steps or [1] * len(self.axes)))
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, 1)
+        x = inputs[0]
+        shape = list(x.shape)
+        for axis, begin, end, step in zip(self.axes, self.begins, self.ends, self.steps):
+            normalize_axis(axis, x.rank)
+            if step == 0:
+                raise ShapeError("slice step 0")
+            shape[axis] = len(range(begin, end, step))
+        return [Fact(x.datum_type, shape)]
+
+    def _index(self, rank):
+        index = [slice(None)] * rank
+        for axis, begin, end, step in zip(self.axes, self.begins, self.ends, self.steps):
+            index[axis] = slice(begin, end if end >= 0 else None, step)
+        return tuple(index)
+
+    def eval(self, inputs):
+        x = inputs[0]
+        return [np.ascontiguousarray(x[self._index(x.ndim)])]
+
+    def nnef_write(self, writer, node):
+        if any(s < 0 for s in self.steps):
+            raise UnsupportedOp("slice with a negative step has no plan form yet")
+        x = writer.ident(node.inputs[0])
+        fmt = writer.fmt
+        writer.assign(node, f"slice({x}, axes = {fmt(list(self.axes))}, "
+                            f"begin = {fmt(list(self.begins))}, end = {fmt(list(self.ends))}, "
+                            f"stride = {fmt(list(self.steps))})")
+
+    @staticmethod
+    def _read(reader, inv):
+        x = reader.outlet(inv.arg(0, "input"))
+        shape = reader.fact(x).shape
+        axes = list(inv.kwarg("axes"))
+        begins, ends = list(inv.kwarg("begin")), list(inv.kwarg("end"))
+        steps = list(inv.kwarg("stride", []) or [1] * len(axes))
+        resolved_begins, resolved_ends = [], []
+        for axis, begin, end, step in zip(axes, begins, ends, steps):
+            dim = shape[axis]
+            if end == 0 and begin >= 0 and step > 0:
+                end = dim            # tract: end = 0 means "to the end"
+            resolved = range(dim)[slice(begin, end, step)]
+            resolved_begins.append(resolved.start)
+            resolved_ends.append(resolved.stop)
+        return reader.wire(inv, Slice(axes, resolved_begins, resolved_ends, steps), [x])
+
+
+def _read_downsample(reader, inv):
+    """tract_core_downsample(x, axis, stride, modulo): every stride-th item from modulo."""
+    x = reader.outlet(inv.arg(0, "input"))
+    axis, stride, modulo = inv.kwarg("axis"), inv.kwarg("stride"), inv.kwarg("modulo", 0)
+    if stride <= 0:
+        raise reader.unsupported(inv, f"stride {stride}")
+    dim = reader.fact(x).shape[axis]
+    resolved = range(dim)[slice(modulo, dim, stride)]
+    return reader.wire(inv, Slice([axis], [resolved.start], [resolved.stop], [stride]), [x])
+
+
+Slice.NNEF_READERS = {"slice": Slice._read, "tract_core_downsample": _read_downsample}
+
+
+class Gather(Op):
+    """numpy take along `axis` (negative indices count from the end). Not in plans yet."""
+
+    name = "Gather"
+
+    def __init__(self, axis):
+        self.axis = int(axis)
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, 2)
+        data, indices = inputs
+        axis = normalize_axis(self.axis, data.rank)
+        if not indices.datum_type.is_integer:
+            raise ShapeError(f"indices {indices} must be integers")
+        return [Fact(data.datum_type, data.shape[:axis] + indices.shape + data.shape[axis + 1:])]
+
+    def eval(self, inputs):
+        data, indices = inputs
+        axis = normalize_axis(self.axis, data.ndim)
+        return [np.take(data, indices.astype(np.int64), axis=axis, mode="wrap")]
+
+
+class ShapeOf(Op):
+    """The shape of its input as an i64 vector: always a constant while dims are integers."""
+
+    name = "Shape"
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, 1)
+        shape = inputs[0].shape
+        if all(dims.is_concrete(d) for d in shape):
+            return [Fact.from_value(np.array([dims.to_int(d) for d in shape], np.int64))]
+        return [Fact(datum.I64, (len(shape),))]
+
+    def eval(self, inputs):
+        return [np.array(inputs[0].shape, np.int64)]
+
+
+class Cast(Op):
+    """Convert the datum type (numpy astype). Only folded for now: no plan form."""
+
+    name = "Cast"
+
+    def __init__(self, to):
+        self.to = datum.parse(to)
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, 1)
+        return [Fact(self.to, inputs[0].shape)]
+
+    def eval(self, inputs):
+        return [inputs[0].astype(self.to.dtype)]
+
+    def declutter(self, graph, node):
+        if graph.fact(node.inputs[0]).datum_type is self.to:
+            return Patch(graph, "cast to the same type").shunt(node.outlet(), node.inputs[0])
+        return None

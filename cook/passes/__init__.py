@@ -1,0 +1,1 @@
+"""Graph passes, one module each; `declutter.declutter` runs them to a fixpoint."""

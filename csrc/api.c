@@ -1,0 +1,202 @@
+/*
+ * The public API (include/ember.h): argument checks, then a call into the core.
+ *
+ * Every failure sets the thread-local message (csrc/base/error.h) at the place that
+ * knows the most; this layer only adds checks on what the caller passed. Successful
+ * fallible calls clear the message, so ember_last_error() never shows a stale failure
+ * after a success.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "core/model.h"
+#include "core/runnable.h"
+#include "core/shape.h"
+#include "plan/plan.h"
+
+#define EMBER_STRINGIFY2(x) #x
+#define EMBER_STRINGIFY(x) EMBER_STRINGIFY2(x)
+
+EMBER_API const char *ember_version(void)
+{
+    return EMBER_STRINGIFY(EMBER_VERSION_MAJOR) "." EMBER_STRINGIFY(
+        EMBER_VERSION_MINOR) "." EMBER_STRINGIFY(EMBER_VERSION_PATCH);
+}
+
+EMBER_API const char *ember_last_error(void)
+{
+    return ember_error_message();
+}
+
+EMBER_API size_t ember_datum_type_size(ember_datum_type dt)
+{
+    return ember_datum_size(dt);
+}
+
+/* ---------------------------------------------------------------- models */
+
+EMBER_API ember_status ember_model_load(const char *path, ember_model **out_model)
+{
+    if (path == NULL || out_model == NULL)
+        return ember_error_set(EMBER_ERROR_ARGUMENT, "ember_model_load: NULL argument");
+    *out_model = NULL;
+    ember_archive archive;
+    memset(&archive, 0, sizeof archive);
+    ember_status status = ember_archive_open_path(path, &archive);
+    if (status != EMBER_OK)
+        return status;
+    status = ember_model_from_archive(&archive, out_model);
+    if (status == EMBER_OK)
+        ember_error_clear();
+    return status;
+}
+
+EMBER_API ember_status ember_model_load_buffer(const void *data, size_t size,
+                                               ember_model **out_model)
+{
+    if (data == NULL || out_model == NULL)
+        return ember_error_set(EMBER_ERROR_ARGUMENT, "ember_model_load_buffer: NULL argument");
+    *out_model = NULL;
+    /* A tar is read in place, so the model keeps its own copy of the bytes: the caller
+     * may free theirs after this call. */
+    void *copy = malloc(size ? size : 1);
+    if (copy == NULL)
+        return ember_error_set(EMBER_ERROR_MEMORY, "out of memory copying a %zu-byte plan",
+                               size);
+    memcpy(copy, data, size);
+    ember_archive archive;
+    memset(&archive, 0, sizeof archive);
+    ember_status status = ember_archive_open_buffer(copy, size, &archive);
+    if (status != EMBER_OK) {
+        free(copy);
+        return status;
+    }
+    if (archive.owned != NULL) { /* a gzip'd tar was inflated: the copy is not needed */
+        free(copy);
+        copy = NULL;
+    }
+    status = ember_model_from_archive(&archive, out_model);
+    if (status != EMBER_OK) {
+        free(copy);
+        return status;
+    }
+    (*out_model)->buffer_copy = copy;
+    ember_error_clear();
+    return EMBER_OK;
+}
+
+EMBER_API void ember_model_free(ember_model *model)
+{
+    ember_model_destroy(model);
+}
+
+EMBER_API size_t ember_model_input_count(const ember_model *model)
+{
+    return model ? model->input_count : 0;
+}
+
+EMBER_API size_t ember_model_output_count(const ember_model *model)
+{
+    return model ? model->output_count : 0;
+}
+
+EMBER_API const char *ember_model_input_name(const ember_model *model, size_t index)
+{
+    return model && index < model->input_count ? model->input_names[index] : NULL;
+}
+
+EMBER_API const char *ember_model_output_name(const ember_model *model, size_t index)
+{
+    return model && index < model->output_count ? model->output_names[index] : NULL;
+}
+
+static void fill_fact(const ember_value *value, ember_fact *fact)
+{
+    memset(fact, 0, sizeof *fact);
+    fact->datum_type = value->datum_type;
+    fact->rank = value->rank;
+    memcpy(fact->shape, value->shape, (size_t)value->rank * sizeof(int64_t));
+}
+
+EMBER_API ember_status ember_model_input_fact(const ember_model *model, size_t index,
+                                              ember_fact *out_fact)
+{
+    if (model == NULL || out_fact == NULL)
+        return ember_error_set(EMBER_ERROR_ARGUMENT, "ember_model_input_fact: NULL argument");
+    if (index >= model->input_count)
+        return ember_error_set(EMBER_ERROR_ARGUMENT, "input index %zu out of range (%zu inputs)",
+                               index, model->input_count);
+    fill_fact(&model->values[model->inputs[index]], out_fact);
+    return EMBER_OK;
+}
+
+EMBER_API ember_status ember_model_output_fact(const ember_model *model, size_t index,
+                                               ember_fact *out_fact)
+{
+    if (model == NULL || out_fact == NULL)
+        return ember_error_set(EMBER_ERROR_ARGUMENT, "ember_model_output_fact: NULL argument");
+    if (index >= model->output_count)
+        return ember_error_set(EMBER_ERROR_ARGUMENT,
+                               "output index %zu out of range (%zu outputs)", index,
+                               model->output_count);
+    fill_fact(&model->values[model->outputs[index]], out_fact);
+    return EMBER_OK;
+}
+
+EMBER_API size_t ember_model_node_count(const ember_model *model)
+{
+    return model ? model->node_count : 0;
+}
+
+/* ---------------------------------------------------------------- runnables */
+
+EMBER_API ember_status ember_runnable_new(const ember_model *model,
+                                          ember_runnable **out_runnable)
+{
+    if (model == NULL || out_runnable == NULL)
+        return ember_error_set(EMBER_ERROR_ARGUMENT, "ember_runnable_new: NULL argument");
+    *out_runnable = NULL;
+    ember_status status = ember_runnable_create(model, out_runnable);
+    if (status == EMBER_OK)
+        ember_error_clear();
+    return status;
+}
+
+EMBER_API void ember_runnable_free(ember_runnable *runnable)
+{
+    ember_runnable_destroy(runnable);
+}
+
+EMBER_API ember_status ember_runnable_run(ember_runnable *runnable, size_t n_inputs,
+                                          const ember_tensor *inputs)
+{
+    if (runnable == NULL || (inputs == NULL && n_inputs > 0))
+        return ember_error_set(EMBER_ERROR_ARGUMENT, "ember_runnable_run: NULL argument");
+    ember_status status = ember_runnable_execute(runnable, n_inputs, inputs);
+    if (status == EMBER_OK)
+        ember_error_clear();
+    return status;
+}
+
+EMBER_API ember_status ember_runnable_output(const ember_runnable *runnable, size_t index,
+                                             ember_tensor *out_tensor)
+{
+    if (runnable == NULL || out_tensor == NULL)
+        return ember_error_set(EMBER_ERROR_ARGUMENT, "ember_runnable_output: NULL argument");
+    const ember_model *model = runnable->model;
+    if (index >= model->output_count)
+        return ember_error_set(EMBER_ERROR_ARGUMENT,
+                               "output index %zu out of range (%zu outputs)", index,
+                               model->output_count);
+    if (!runnable->has_run)
+        return ember_error_set(EMBER_ERROR_ARGUMENT,
+                               "no output yet: call ember_runnable_run first");
+    *out_tensor = runnable->tensors[model->outputs[index]];
+    return EMBER_OK;
+}
+
+EMBER_API size_t ember_runnable_memory_bytes(const ember_runnable *runnable)
+{
+    return runnable ? runnable->arena_bytes + runnable->packed_bytes : 0;
+}

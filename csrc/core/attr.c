@@ -1,0 +1,167 @@
+#include "core/attr.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "core/op.h"
+
+int ember_expr_number(const ember_nnef_expr *e, double *out_value, int *out_is_integer)
+{
+    if (e == NULL)
+        return 0;
+    if (e->kind == EMBER_NNEF_NUMBER) {
+        *out_value = e->u.number.value;
+        *out_is_integer = e->u.number.is_integer;
+        return 1;
+    }
+    /* The parser may keep "-1" as unary minus over 1; fold it here. */
+    if (e->kind == EMBER_NNEF_UNARY && strcmp(e->u.unary.op, "-") == 0 &&
+        ember_expr_number(e->u.unary.operand, out_value, out_is_integer)) {
+        *out_value = -*out_value;
+        return 1;
+    }
+    return 0;
+}
+
+/* Integers in attributes must fit comfortably in int64 arithmetic (dims, pads). */
+#define ATTR_INT_LIMIT 4611686018427387904.0 /* 2^62 */
+
+static int expr_int(const ember_nnef_expr *e, int64_t *out)
+{
+    double value;
+    int is_integer;
+    if (!ember_expr_number(e, &value, &is_integer))
+        return 0;
+    if (value != floor(value) || fabs(value) > ATTR_INT_LIMIT)
+        return 0;
+    *out = (int64_t)value;
+    return 1;
+}
+
+ember_status ember_attr_int(const ember_node *node, const char *name, const ember_nnef_expr *e,
+                            int64_t default_value, int64_t *out)
+{
+    if (e == NULL) {
+        *out = default_value;
+        return EMBER_OK;
+    }
+    if (!expr_int(e, out))
+        return ember_node_error(node, EMBER_ERROR_INVALID, "attribute '%s' must be an integer",
+                                name);
+    return EMBER_OK;
+}
+
+ember_status ember_attr_float(const ember_node *node, const char *name,
+                              const ember_nnef_expr *e, double default_value, double *out)
+{
+    int is_integer;
+    if (e == NULL) {
+        *out = default_value;
+        return EMBER_OK;
+    }
+    if (!ember_expr_number(e, out, &is_integer))
+        return ember_node_error(node, EMBER_ERROR_INVALID, "attribute '%s' must be a number",
+                                name);
+    return EMBER_OK;
+}
+
+ember_status ember_attr_bool(const ember_node *node, const char *name, const ember_nnef_expr *e,
+                             int default_value, int *out)
+{
+    if (e == NULL) {
+        *out = default_value;
+        return EMBER_OK;
+    }
+    if (e->kind != EMBER_NNEF_LOGICAL)
+        return ember_node_error(node, EMBER_ERROR_INVALID,
+                                "attribute '%s' must be true or false", name);
+    *out = e->u.logical != 0;
+    return EMBER_OK;
+}
+
+ember_status ember_attr_string(const ember_node *node, const char *name,
+                               const ember_nnef_expr *e, const char *default_value,
+                               const char **out)
+{
+    if (e == NULL) {
+        *out = default_value;
+        return EMBER_OK;
+    }
+    if (e->kind != EMBER_NNEF_STRING)
+        return ember_node_error(node, EMBER_ERROR_INVALID, "attribute '%s' must be a string",
+                                name);
+    *out = e->u.string;
+    return EMBER_OK;
+}
+
+ember_status ember_attr_int_list(const ember_node *node, const char *name,
+                                 const ember_nnef_expr *e, int64_t *out, int capacity,
+                                 int *out_count)
+{
+    *out_count = 0;
+    if (e == NULL)
+        return EMBER_OK;
+    if (e->kind != EMBER_NNEF_ARRAY)
+        return ember_node_error(node, EMBER_ERROR_INVALID,
+                                "attribute '%s' must be a list of integers", name);
+    if (e->u.list.count > (size_t)capacity)
+        return ember_node_error(node, EMBER_ERROR_UNSUPPORTED,
+                                "attribute '%s' has %zu entries, at most %d are supported",
+                                name, e->u.list.count, capacity);
+    for (size_t i = 0; i < e->u.list.count; i++)
+        if (!expr_int(e->u.list.items[i], &out[i]))
+            return ember_node_error(node, EMBER_ERROR_INVALID,
+                                    "attribute '%s' must be a list of integers (entry %zu)",
+                                    name, i);
+    *out_count = (int)e->u.list.count;
+    return EMBER_OK;
+}
+
+ember_status ember_attr_padding(const ember_node *node, const char *name,
+                                const ember_nnef_expr *e, int64_t *before, int64_t *after,
+                                int capacity, int *out_count)
+{
+    *out_count = 0;
+    if (e == NULL)
+        return EMBER_OK;
+    if (e->kind != EMBER_NNEF_ARRAY)
+        return ember_node_error(node, EMBER_ERROR_INVALID,
+                                "attribute '%s' must be a list of (before, after) pairs", name);
+    if (e->u.list.count > (size_t)capacity)
+        return ember_node_error(node, EMBER_ERROR_UNSUPPORTED,
+                                "attribute '%s' has %zu entries, at most %d are supported",
+                                name, e->u.list.count, capacity);
+    for (size_t i = 0; i < e->u.list.count; i++) {
+        const ember_nnef_expr *pair = e->u.list.items[i];
+        if (pair->kind != EMBER_NNEF_TUPLE || pair->u.list.count != 2 ||
+            !expr_int(pair->u.list.items[0], &before[i]) ||
+            !expr_int(pair->u.list.items[1], &after[i]))
+            return ember_node_error(node, EMBER_ERROR_INVALID,
+                                    "attribute '%s' must be a list of (before, after) integer "
+                                    "pairs (entry %zu)", name, i);
+        if (before[i] < 0 || after[i] < 0)
+            return ember_node_error(node, EMBER_ERROR_UNSUPPORTED,
+                                    "attribute '%s': negative padding (%lld, %lld)", name,
+                                    (long long)before[i], (long long)after[i]);
+    }
+    *out_count = (int)e->u.list.count;
+    return EMBER_OK;
+}
+
+ember_status ember_attr_axes(const ember_node *node, const char *name, int64_t *axes,
+                             int count, int rank, int unique)
+{
+    for (int i = 0; i < count; i++) {
+        const int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
+        if (axis < 0 || axis >= rank)
+            return ember_node_error(node, EMBER_ERROR_INVALID,
+                                    "%s: axis %lld is out of range for rank %d", name,
+                                    (long long)axes[i], rank);
+        axes[i] = axis;
+        for (int j = 0; unique && j < i; j++)
+            if (axes[j] == axis)
+                return ember_node_error(node, EMBER_ERROR_INVALID, "%s: axis %lld repeated",
+                                        name, (long long)axis);
+    }
+    return EMBER_OK;
+}

@@ -1,0 +1,187 @@
+/*
+ * Epilogue fusion: let a GEMM-based op (conv, matmul) do the cheap elementwise work that
+ * follows it while the result is still in registers.
+ *
+ * Starting from the GEMM node's output, we follow the chain of single consumers and
+ * absorb, in order:
+ *   - add(x, k) / add(k, x), k a constant f32 that is a scalar or varies along one
+ *     output axis the op accepts (conv: channels; matmul: rows or columns), into the
+ *     bias — only before any clamp, since the kernel adds the bias before clamping;
+ *   - relu(x), max(x, k), min(x, k) with k a constant scalar, and clamp(x, a, b) with
+ *     constant scalar bounds, into the clamp bounds.
+ * A value that is a graph output, or read by more than one node, stops the chain: its
+ * bytes must exist unclamped. Each absorbed node becomes an alias of the GEMM output.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "core/runnable.h"
+#include "core/shape.h"
+
+typedef struct use_info {
+    int *count;     /* live readers of each value (a node reading twice counts twice) */
+    int *consumer;  /* the last live reader of each value */
+    uint8_t *is_output;
+} use_info;
+
+static int is_op(const ember_node *node, const char *name)
+{
+    return strcmp(node->op->name, name) == 0;
+}
+
+/* The single f32 item of a constant holding exactly one element; 0 if not such a value. */
+static int constant_scalar(const ember_value *value, float *out)
+{
+    if (value == NULL || value->constant == NULL || value->datum_type != EMBER_F32 ||
+        ember_shape_count(value->shape, value->rank) != 1)
+        return 0;
+    *out = *(const float *)value->constant;
+    return !isnan(*out);
+}
+
+/* Fold clamp bounds [lo, hi] into the epilogue; refuses bounds that would not compose
+ * (disjoint intervals clamp to a constant the kernel cannot express). */
+static int fuse_clamp(ember_epilogue *epilogue, float lo, float hi)
+{
+    const float new_min = lo > epilogue->min ? lo : epilogue->min;
+    const float new_max = hi < epilogue->max ? hi : epilogue->max;
+    if (new_min > new_max)
+        return 0;
+    epilogue->min = new_min;
+    epilogue->max = new_max;
+    return 1;
+}
+
+/* The axis along which constant `k` varies once aligned right to `out`: -2 if it is a
+ * scalar broadcast, -1 if it varies along several axes or would change the shape. */
+static int bias_axis(const ember_value *k, const ember_value *out)
+{
+    int axis = -2;
+    if (k->rank > out->rank)
+        return -1;
+    for (int i = 0; i < k->rank; i++) {
+        const int o = i + out->rank - k->rank;
+        if (k->shape[i] == 1)
+            continue;
+        if (k->shape[i] != out->shape[o] || axis != -2)
+            return -1;
+        axis = o;
+    }
+    return axis;
+}
+
+static int fuse_bias(const ember_node *gemm, const ember_value *out, const ember_value *k,
+                     ember_epilogue *epilogue)
+{
+    if (k->constant == NULL || k->datum_type != EMBER_F32 || epilogue->min != -INFINITY ||
+        epilogue->max != INFINITY)
+        return 0;
+    int axis = bias_axis(k, out);
+    if (axis == -1)
+        return 0;
+    if (axis == -2) { /* scalar: along the axis already used, or the op's first choice */
+        axis = epilogue->bias != NULL ? epilogue->bias_axis : -1;
+        for (int a = out->rank - 1; a >= 0 && axis < 0; a--)
+            if (gemm->op->accepts_bias_axis(gemm, out, a))
+                axis = a;
+        if (axis < 0)
+            return 0;
+    }
+    if (!gemm->op->accepts_bias_axis(gemm, out, axis) ||
+        (epilogue->bias != NULL && epilogue->bias_axis != axis))
+        return 0;
+    const int64_t length = out->shape[axis];
+    if (epilogue->bias == NULL) {
+        epilogue->bias = calloc((size_t)(length > 0 ? length : 1), sizeof(float));
+        if (epilogue->bias == NULL)
+            return 0; /* not fusing is always correct */
+        epilogue->bias_length = length;
+        epilogue->bias_axis = axis;
+    }
+    const float *items = k->constant;
+    const int scalar = ember_shape_count(k->shape, k->rank) == 1;
+    for (int64_t i = 0; i < length; i++)
+        epilogue->bias[i] += scalar ? items[0] : items[i];
+    return 1;
+}
+
+/* Try to absorb `consumer`, which reads the GEMM chain's current value `v`. */
+static int absorb(const ember_model *model, const ember_node *gemm, const ember_node *consumer,
+                  int v, ember_epilogue *epilogue)
+{
+    const ember_value *out = &model->values[v];
+    const ember_value *result = &model->values[consumer->output];
+    if (result->datum_type != EMBER_F32 ||
+        !ember_shape_equal(result->shape, result->rank, out->shape, out->rank))
+        return 0;
+    /* For binary ops, the operand that is not the chain's value. */
+    const ember_value *other = NULL;
+    if (consumer->input_count == 2)
+        other = &model->values[consumer->inputs[consumer->inputs[0] == v ? 1 : 0]];
+    float k, lo, hi;
+    if (is_op(consumer, "relu"))
+        return fuse_clamp(epilogue, 0.0f, INFINITY);
+    if (is_op(consumer, "max") && constant_scalar(other, &k))
+        return fuse_clamp(epilogue, k, INFINITY);
+    if (is_op(consumer, "min") && constant_scalar(other, &k))
+        return fuse_clamp(epilogue, -INFINITY, k);
+    if (is_op(consumer, "clamp") && consumer->inputs[0] == v &&
+        constant_scalar(&model->values[consumer->inputs[1]], &lo) &&
+        constant_scalar(&model->values[consumer->inputs[2]], &hi))
+        return lo <= hi && fuse_clamp(epilogue, lo, hi);
+    if (is_op(consumer, "add"))
+        return fuse_bias(gemm, out, other, epilogue);
+    return 0;
+}
+
+static void fuse_chain(const ember_model *model, const use_info *uses, size_t g,
+                       int *fused_into, ember_epilogue *epilogue)
+{
+    const ember_node *gemm = &model->nodes[g];
+    int v = gemm->output;
+    while (!uses->is_output[v] && uses->count[v] == 1) {
+        const ember_node *consumer = &model->nodes[uses->consumer[v]];
+        if (!absorb(model, gemm, consumer, v, epilogue))
+            break;
+        fused_into[uses->consumer[v]] = (int)g;
+        v = consumer->output;
+    }
+}
+
+ember_status ember_fuse_epilogues(const ember_model *model, const uint8_t *live,
+                                  int *fused_into, ember_epilogue *epilogues)
+{
+    use_info uses;
+    uses.count = calloc(model->value_count + 1, sizeof(int));
+    uses.consumer = calloc(model->value_count + 1, sizeof(int));
+    uses.is_output = calloc(model->value_count + 1, 1);
+    if (uses.count == NULL || uses.consumer == NULL || uses.is_output == NULL) {
+        free(uses.count);
+        free(uses.consumer);
+        free(uses.is_output);
+        return ember_error_set(EMBER_ERROR_MEMORY, "out of memory preparing the model");
+    }
+    for (size_t i = 0; i < model->output_count; i++)
+        uses.is_output[model->outputs[i]] = 1;
+    for (size_t n = 0; n < model->node_count; n++) {
+        fused_into[n] = -1;
+        epilogues[n].min = -INFINITY;
+        epilogues[n].max = INFINITY;
+        epilogues[n].bias = NULL;
+        epilogues[n].bias_length = 0;
+        epilogues[n].bias_axis = -1;
+        for (size_t i = 0; live[n] && i < model->nodes[n].input_count; i++) {
+            uses.count[model->nodes[n].inputs[i]]++;
+            uses.consumer[model->nodes[n].inputs[i]] = (int)n;
+        }
+    }
+    for (size_t n = 0; n < model->node_count; n++)
+        if (live[n] && fused_into[n] < 0 && (model->nodes[n].op->flags & EMBER_OP_FUSES_EPILOGUE))
+            fuse_chain(model, &uses, n, fused_into, &epilogues[n]);
+    free(uses.count);
+    free(uses.consumer);
+    free(uses.is_output);
+    return EMBER_OK;
+}

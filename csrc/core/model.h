@@ -1,0 +1,97 @@
+/*
+ * csrc/core/model.h — the loaded graph: values (tensors) and nodes (operations).
+ *
+ * An ember_model is built once from a plan (csrc/plan turns bytes into an archive and
+ * an NNEF AST; model.c turns the AST into this) and is immutable afterwards, so any
+ * number of runnables on any threads may share it.
+ *
+ * Values are numbered 0..value_count-1. A value is a graph input (produced by no node),
+ * a constant (a `variable` read from its .dat, or an inline literal), or the output of
+ * exactly one node. Nodes are kept in graph-body order, which NNEF guarantees to be a
+ * topological order (an identifier must be defined before it is used), so the executor
+ * simply walks them in sequence.
+ *
+ * Shapes are static today: every dimension is a known integer after loading. The shape
+ * rule of each op (ember_op.infer) is a pure function of its input facts and
+ * attributes, so symbolic dimensions can later be resolved at run time by re-running
+ * the same rules once the input shapes are known.
+ */
+#ifndef EMBER_CORE_MODEL_H
+#define EMBER_CORE_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ember.h"
+#include "plan/plan.h"
+
+struct ember_op;
+
+/* A tensor of the graph: its fact (datum type and shape) and, for constants, its data. */
+typedef struct ember_value {
+    char *name;                   /* identifier in graph.nnef (owned), for messages */
+    ember_datum_type datum_type;
+    int32_t rank;
+    int64_t shape[EMBER_MAX_RANK];
+    const void *constant;         /* the items of a constant, NULL for computed values */
+    void *owned;                  /* storage of an inline literal (freed with the model) */
+    int producer;                 /* index of the producing node, -1 if none */
+} ember_value;
+
+/* One operation: an op of the op table applied to input values, giving one value. */
+typedef struct ember_node {
+    const struct ember_op *op;
+    const char *name;             /* the result identifier (the output value's name) */
+    const char *origin;           /* "plan.tgz:graph.nnef", for messages */
+    int line;                     /* line of the assignment in graph.nnef */
+    int *inputs;                  /* value ids, in the op's parameter order */
+    size_t input_count;
+    int output;                   /* value id */
+    void *attributes;             /* op-specific struct from op->parse (malloc'd), or NULL */
+} ember_node;
+
+struct ember_model {
+    ember_archive archive;        /* .dat contents stay in here: constants point into it */
+    void *buffer_copy;            /* a caller's tar bytes, copied (the archive borrows) */
+    char *graph_origin;           /* "<archive origin>:graph.nnef" */
+
+    ember_value *values;
+    size_t value_count, value_capacity;
+    ember_node *nodes;
+    size_t node_count, node_capacity;
+
+    int *inputs;                  /* graph inputs, declaration order */
+    size_t input_count;
+    int *outputs;                 /* graph outputs, declaration order */
+    size_t output_count;
+    char **input_names;           /* identifiers of the graph declaration (owned) */
+    char **output_names;
+
+    ember_dat *dats;              /* every .dat read, for their converted storage */
+    size_t dat_count, dat_capacity;
+
+    int64_t plan_version;         /* property "ember.plan_version", 1 when absent */
+};
+
+/* Load from an opened archive: find and parse graph.nnef, build. Takes ownership of
+ * the archive in every case (closes it on failure). */
+ember_status ember_model_from_archive(ember_archive *archive, ember_model **out_model);
+
+void ember_model_destroy(ember_model *model);
+
+/* Record "<origin>:<line>: node '<name>' (<op>): <message>" and return `status`. */
+ember_status ember_node_error(const ember_node *node, ember_status status, const char *fmt,
+                              ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* The input value `index` of a node. */
+static inline const ember_value *ember_node_input(const ember_model *model,
+                                                  const ember_node *node, size_t index)
+{
+    return &model->values[node->inputs[index]];
+}
+
+#endif /* EMBER_CORE_MODEL_H */

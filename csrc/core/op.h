@@ -1,0 +1,110 @@
+/*
+ * csrc/core/op.h — what an op is to the core: a descriptor in the op table.
+ *
+ * Each op family (csrc/ops/<family>.c) defines one `const ember_op` per NNEF name it
+ * serves. The descriptor tells the core everything it needs, in the order it needs it:
+ *
+ *   params    how to bind an invocation's arguments: which are tensors (become input
+ *             values, literals included), which is a list of tensors (concat), which
+ *             are attributes (handed to parse as AST expressions);
+ *   parse     attributes → a flat, malloc'd struct (node->attributes), validated;
+ *   infer     the shape rule: input facts + attributes → output fact, or an error
+ *             naming the shapes. A pure function, re-runnable once symbolic dims exist;
+ *   prepare   for one runnable on this CPU: choose kernels, pack constant weights,
+ *             take in a fused epilogue, say how much scratch the run needs;
+ *   run       compute, from tensors whose data the executor placed in the arena.
+ *             It cannot fail and allocates nothing: everything was checked before.
+ *
+ * The list of all descriptors is csrc/ops/op_table.c (generated from EMBER_OPS in
+ * csrc/ops/ops.h), so adding an op is one line there plus its family file.
+ */
+#ifndef EMBER_CORE_OP_H
+#define EMBER_CORE_OP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/model.h"
+#include "kernels/kernels.h"
+
+typedef enum ember_op_param_kind {
+    EMBER_PARAM_TENSOR,      /* one tensor: an identifier or a literal */
+    EMBER_PARAM_TENSOR_LIST, /* [a, b, …]: every item becomes an input (concat) */
+    EMBER_PARAM_ATTRIBUTE    /* anything else: given to parse as an expression */
+} ember_op_param_kind;
+
+typedef struct ember_op_param {
+    const char *name;
+    ember_op_param_kind kind;
+    int has_default;         /* a tensor that may be omitted ... */
+    float default_value;     /* ... and is then this f32 scalar (conv's bias = 0.0) */
+} ember_op_param;
+
+/* The most parameters an op declares. */
+#define EMBER_OP_MAX_PARAMS 12
+
+/* Flags of a descriptor. */
+enum {
+    /* The output holds exactly the bytes of input 0 (reshape, squeeze, unsqueeze):
+     * the executor points it at input 0's storage and never calls run. */
+    EMBER_OP_VIEW = 1u << 0,
+    /* The op computes through the GEMM and accepts a fused epilogue (conv, matmul). */
+    EMBER_OP_FUSES_EPILOGUE = 1u << 1,
+};
+
+/* Work folded into a GEMM-based op from the nodes that consumed its result:
+ * out = clamp(op(x) + bias, min, max), bias broadcast along one output axis. */
+typedef struct ember_epilogue {
+    float min, max;          /* -INFINITY / INFINITY when no clamp was fused */
+    float *bias;             /* bias_length floats along output axis bias_axis, or NULL */
+    int64_t bias_length;
+    int bias_axis;
+} ember_epilogue;
+
+/* What prepare works with, and what it reports back. */
+typedef struct ember_prepare_context {
+    const ember_model *model;
+    const ember_node *node;
+    const ember_kernel_config *kernels;
+    const ember_epilogue *epilogue; /* non-NULL only for EMBER_OP_FUSES_EPILOGUE ops */
+    size_t scratch_bytes;    /* out: arena bytes the run needs, live during this node only */
+    size_t packed_bytes;     /* out: bytes of packed weights the prepared state holds */
+} ember_prepare_context;
+
+/* The tensors of one run of a node. Shapes are the output/input facts; data points
+ * into the arena, a constant, or (for scratch) the node's slice of the arena. */
+typedef struct ember_op_io {
+    const ember_tensor *const *inputs;
+    size_t input_count;
+    ember_tensor *output;
+    void *scratch;           /* scratch_bytes asked by prepare, 64-byte aligned */
+} ember_op_io;
+
+typedef struct ember_op {
+    const char *name;        /* the NNEF name */
+    int variant;             /* which member of the family (add vs mul …) */
+    unsigned flags;
+    const ember_op_param *params;
+    size_t param_count;
+
+    /* attributes[i] is the expression bound to params[i] when it is an attribute,
+     * NULL when absent (the op applies its default). NULL parse: no attributes. */
+    ember_status (*parse)(const ember_node *node, const ember_nnef_expr *const *attributes,
+                          void **out_attributes);
+    /* Fill output->datum_type/rank/shape. May complete node->attributes with values
+     * that depend on the input shapes (auto padding, axis lists). */
+    ember_status (*infer)(ember_node *node, const ember_value *const *inputs,
+                          ember_value *output);
+    /* For EMBER_OP_FUSES_EPILOGUE ops: whether a bias along output `axis` can be fused
+     * (after whatever ctx already holds). */
+    int (*accepts_bias_axis)(const ember_node *node, const ember_value *output, int axis);
+    /* NULL: no prepared state and no scratch. */
+    ember_status (*prepare)(ember_prepare_context *ctx, void **out_prepared);
+    void (*run)(const ember_node *node, void *prepared, const ember_op_io *io);
+    void (*free_prepared)(void *prepared);
+} ember_op;
+
+/* The descriptor serving NNEF name `name`, or NULL (csrc/ops/op_table.c). */
+const ember_op *ember_op_find(const char *name);
+
+#endif /* EMBER_CORE_OP_H */

@@ -1,0 +1,461 @@
+/*
+ * conv: N-d convolution in NCHW, through the f32 GEMM.
+ *
+ * Per batch item and group g, with K = C/groups × prod(kernel):
+ *
+ *     Out[o][pixel] = bias[o] + Σ_k W[o][k] · col[k][pixel]
+ *
+ * where col[k][pixel] is the input value tap k reads for output pixel `pixel` (0 in
+ * the padding). W is the GEMM's A operand, packed once at prepare; col is the B operand,
+ * built straight into the packed panel layout per call ("im2col + pack" in one pass),
+ * a block of output pixels at a time so the scratch stays bounded (about
+ * IM2COL_BLOCK_BYTES) whatever the image size. A 1×1, stride-1, unpadded conv needs no
+ * im2col: the input plane of each channel already is a row of B, and is packed as is.
+ *
+ * The bias (and any per-channel add or clamp fused by the core) is the GEMM epilogue.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/attr.h"
+#include "core/op.h"
+#include "core/shape.h"
+#include "ops/ops.h"
+
+#define MAX_SPATIAL (EMBER_MAX_RANK - 2)
+/* Target size of one block of packed im2col columns: fits L2 beside the packed filter. */
+#define IM2COL_BLOCK_BYTES (128 * 1024)
+/* Geometry attributes (stride, dilation, padding) beyond this are surely malformed; the
+ * bound keeps every product of two of them far from int64 overflow. */
+#define MAX_GEOMETRY ((int64_t)1 << 30)
+
+typedef struct conv_attributes {
+    int64_t padding_before[MAX_SPATIAL], padding_after[MAX_SPATIAL];
+    int padding_count; /* 0: NNEF automatic "same" padding */
+    int64_t stride[MAX_SPATIAL];
+    int stride_count;
+    int64_t dilation[MAX_SPATIAL];
+    int dilation_count;
+    int64_t groups;    /* 0: depthwise */
+    /* Resolved by infer, from the input shape. */
+    int spatial;
+    int64_t resolved_groups;
+    int64_t pad_before[MAX_SPATIAL], pad_after[MAX_SPATIAL];
+    int64_t resolved_stride[MAX_SPATIAL], resolved_dilation[MAX_SPATIAL];
+} conv_attributes;
+
+enum { INPUT, FILTER, BIAS };
+
+/* ---------------------------------------------------------------- attributes */
+
+static ember_status conv_parse(const ember_node *node, const ember_nnef_expr *const *attrs,
+                               void **out)
+{
+    conv_attributes *a = calloc(1, sizeof *a);
+    if (a == NULL)
+        return ember_node_error(node, EMBER_ERROR_MEMORY, "out of memory");
+    *out = a;
+    const char *border;
+    ember_status status = ember_attr_string(node, "border", attrs[3], "constant", &border);
+    if (status == EMBER_OK && strcmp(border, "constant") != 0)
+        return ember_node_error(node, EMBER_ERROR_UNSUPPORTED,
+                                "border '%s': only 'constant' (zero padding) is supported",
+                                border);
+    if (status == EMBER_OK)
+        status = ember_attr_padding(node, "padding", attrs[4], a->padding_before,
+                                    a->padding_after, MAX_SPATIAL, &a->padding_count);
+    if (status == EMBER_OK)
+        status = ember_attr_int_list(node, "stride", attrs[5], a->stride, MAX_SPATIAL,
+                                     &a->stride_count);
+    if (status == EMBER_OK)
+        status = ember_attr_int_list(node, "dilation", attrs[6], a->dilation, MAX_SPATIAL,
+                                     &a->dilation_count);
+    if (status == EMBER_OK)
+        status = ember_attr_int(node, "groups", attrs[7], 1, &a->groups);
+    if (status == EMBER_OK && (a->groups < 0 || a->groups > MAX_GEOMETRY))
+        return ember_node_error(node, EMBER_ERROR_INVALID, "groups = %lld", (long long)a->groups);
+    return status;
+}
+
+/* ---------------------------------------------------------------- shape rule */
+
+/* stride/dilation: [] means all 1; otherwise one positive entry per spatial dim. */
+static ember_status resolve_steps(const ember_node *node, const char *name, const int64_t *given,
+                                  int count, int spatial, int64_t *resolved)
+{
+    if (count != 0 && count != spatial)
+        return ember_node_error(node, EMBER_ERROR_INVALID,
+                                "%s has %d entries for %d spatial dims", name, count, spatial);
+    for (int d = 0; d < spatial; d++) {
+        resolved[d] = count ? given[d] : 1;
+        if (resolved[d] < 1 || resolved[d] > MAX_GEOMETRY)
+            return ember_node_error(node, EMBER_ERROR_INVALID, "%s[%d] = %lld", name, d,
+                                    (long long)resolved[d]);
+    }
+    return EMBER_OK;
+}
+
+/* Output extent of one spatial dim, resolving NNEF automatic padding when asked. */
+static ember_status output_extent(const ember_node *node, conv_attributes *a, int d,
+                                  int64_t in, int64_t k, int64_t *out)
+{
+    const int64_t s = a->resolved_stride[d], dil = a->resolved_dilation[d];
+    if (k - 1 > (INT64_MAX / 4) / dil)
+        return ember_node_error(node, EMBER_ERROR_INVALID, "kernel extent overflows");
+    const int64_t window = (k - 1) * dil + 1;
+    if (a->padding_count == 0) {
+        /* NNEF "same": out = ceil(in / stride), the padding split evenly, extra after. */
+        const int64_t o = (in + s - 1) / s;
+        int64_t total = (o - 1) * s + window - in;
+        if (total < 0)
+            total = 0;
+        a->pad_before[d] = total / 2;
+        a->pad_after[d] = total - total / 2;
+    } else {
+        a->pad_before[d] = a->padding_before[d];
+        a->pad_after[d] = a->padding_after[d];
+        if (a->pad_before[d] > MAX_GEOMETRY || a->pad_after[d] > MAX_GEOMETRY)
+            return ember_node_error(node, EMBER_ERROR_INVALID, "padding too large");
+    }
+    const int64_t padded = in + a->pad_before[d] + a->pad_after[d];
+    if (padded < window)
+        return ember_node_error(node, EMBER_ERROR_INVALID,
+                                "spatial dim %d: padded input extent %lld is smaller than the "
+                                "dilated kernel extent %lld", d, (long long)padded,
+                                (long long)window);
+    *out = (padded - window) / s + 1;
+    return EMBER_OK;
+}
+
+static ember_status conv_infer(ember_node *node, const ember_value *const *inputs,
+                               ember_value *output)
+{
+    conv_attributes *a = node->attributes;
+    const ember_value *x = inputs[INPUT], *w = inputs[FILTER], *b = inputs[BIAS];
+    char xs[EMBER_SHAPE_TEXT], ws[EMBER_SHAPE_TEXT];
+    for (int i = 0; i < 3; i++)
+        if (inputs[i]->datum_type != EMBER_F32)
+            return ember_node_error(node, EMBER_ERROR_UNSUPPORTED,
+                                    "input %d ('%s') is %s; conv computes in f32", i,
+                                    inputs[i]->name, ember_datum_type_name(inputs[i]->datum_type));
+    ember_shape_format(x->shape, x->rank, xs, sizeof xs);
+    ember_shape_format(w->shape, w->rank, ws, sizeof ws);
+    if (x->rank < 3 || w->rank != x->rank)
+        return ember_node_error(node, EMBER_ERROR_INVALID,
+                                "input %s and filter %s: expected [N, C, spatial…] and "
+                                "[O, C/groups, kernel…] of the same rank ≥ 3", xs, ws);
+    const int64_t channels = x->shape[1], out_channels = w->shape[0];
+    a->spatial = x->rank - 2;
+    a->resolved_groups = a->groups == 0 ? channels : a->groups;
+    const int64_t g = a->resolved_groups;
+    if (g < 1 || channels % g != 0 || out_channels % g != 0 || w->shape[1] * g != channels)
+        return ember_node_error(node, EMBER_ERROR_INVALID,
+                                "input %s, filter %s and groups = %lld disagree: the filter "
+                                "must be [O, C/groups, …] with C and O multiples of groups",
+                                xs, ws, (long long)g);
+    if (a->padding_count != 0 && a->padding_count != a->spatial)
+        return ember_node_error(node, EMBER_ERROR_INVALID,
+                                "padding has %d entries for %d spatial dims", a->padding_count,
+                                a->spatial);
+    ember_status status = resolve_steps(node, "stride", a->stride, a->stride_count, a->spatial,
+                                        a->resolved_stride);
+    if (status == EMBER_OK)
+        status = resolve_steps(node, "dilation", a->dilation, a->dilation_count, a->spatial,
+                               a->resolved_dilation);
+    output->datum_type = EMBER_F32;
+    output->rank = x->rank;
+    output->shape[0] = x->shape[0];
+    output->shape[1] = out_channels;
+    for (int d = 0; d < a->spatial && status == EMBER_OK; d++)
+        status = output_extent(node, a, d, x->shape[2 + d], w->shape[2 + d],
+                               &output->shape[2 + d]);
+    if (status != EMBER_OK)
+        return status;
+    const int64_t bias_count = ember_shape_count(b->shape, b->rank);
+    const int per_channel = (b->rank == 1 && b->shape[0] == out_channels) ||
+                            (b->rank == 2 && b->shape[0] == 1 && b->shape[1] == out_channels);
+    if (bias_count != 1 && !per_channel) {
+        char bs[EMBER_SHAPE_TEXT];
+        return ember_node_error(node, EMBER_ERROR_INVALID,
+                                "bias %s: expected a scalar, [%lld] or [1, %lld]",
+                                ember_shape_format(b->shape, b->rank, bs, sizeof bs),
+                                (long long)out_channels, (long long)out_channels);
+    }
+    return EMBER_OK;
+}
+
+static int conv_accepts_bias_axis(const ember_node *node, const ember_value *output, int axis)
+{
+    (void)node;
+    (void)output;
+    return axis == 1;
+}
+
+/* ---------------------------------------------------------------- prepare */
+
+typedef struct conv_prepared {
+    const ember_f32_gemm_kernel *kernel;
+    int spatial;
+    int64_t batch, channels, out_channels, groups;
+    int64_t group_in, group_out;      /* channels per group, in and out */
+    int64_t in_dims[MAX_SPATIAL], out_dims[MAX_SPATIAL], kernel_dims[MAX_SPATIAL];
+    int64_t in_strides[MAX_SPATIAL];  /* within one channel plane */
+    int64_t stride[MAX_SPATIAL], dilation[MAX_SPATIAL], pad_before[MAX_SPATIAL];
+    int64_t depth;                    /* K = group_in × prod(kernel) */
+    int64_t in_pixels, out_pixels;
+    int pointwise;                    /* 1×1, stride 1, no padding: B is the input itself */
+    int64_t block;                    /* output pixels per packed B block, multiple of nr */
+    size_t group_filter_floats;       /* packed A floats of one group */
+    float *packed_filter;             /* groups × group_filter_floats; NULL if computed */
+    float *bias;                      /* out_channels: constant bias + fused adds */
+    float *run_bias;                  /* out_channels, refreshed per run when the bias is computed */
+    int bias_computed;
+    float min, max;
+} conv_prepared;
+
+static void conv_free(void *p)
+{
+    conv_prepared *prepared = p;
+    if (prepared == NULL)
+        return;
+    free(prepared->packed_filter);
+    free(prepared->bias);
+    free(prepared->run_bias);
+    free(prepared);
+}
+
+static void pack_filter(const conv_prepared *p, const float *filter, float *packed)
+{
+    for (int64_t g = 0; g < p->groups; g++)
+        ember_f32_pack_a(p->kernel->mr, (size_t)p->group_out, (size_t)p->depth,
+                         filter + g * p->group_out * p->depth, (size_t)p->depth, 1,
+                         packed + (size_t)g * p->group_filter_floats);
+}
+
+static void conv_geometry(conv_prepared *p, const ember_node *node, const ember_value *x,
+                          const ember_value *w, const ember_value *y)
+{
+    const conv_attributes *a = node->attributes;
+    p->spatial = a->spatial;
+    p->batch = x->shape[0];
+    p->channels = x->shape[1];
+    p->out_channels = y->shape[1];
+    p->groups = a->resolved_groups;
+    p->group_in = p->channels / p->groups;
+    p->group_out = p->out_channels / p->groups;
+    p->depth = p->group_in;
+    p->in_pixels = p->out_pixels = 1;
+    p->pointwise = 1;
+    for (int d = 0; d < p->spatial; d++) {
+        p->in_dims[d] = x->shape[2 + d];
+        p->out_dims[d] = y->shape[2 + d];
+        p->kernel_dims[d] = w->shape[2 + d];
+        p->stride[d] = a->resolved_stride[d];
+        p->dilation[d] = a->resolved_dilation[d];
+        p->pad_before[d] = a->pad_before[d];
+        p->depth *= p->kernel_dims[d];
+        p->in_pixels *= p->in_dims[d];
+        p->out_pixels *= p->out_dims[d];
+        p->pointwise &= p->kernel_dims[d] == 1 && p->stride[d] == 1 && a->pad_before[d] == 0 &&
+                        a->pad_after[d] == 0;
+    }
+    ember_shape_strides(p->in_dims, p->spatial, p->in_strides);
+}
+
+static ember_status conv_bias(conv_prepared *p, const ember_prepare_context *ctx,
+                              const ember_value *b)
+{
+    const size_t count = (size_t)p->out_channels + 1;
+    p->bias = calloc(count, sizeof(float));
+    p->run_bias = calloc(count, sizeof(float));
+    if (p->bias == NULL || p->run_bias == NULL)
+        return ember_node_error(ctx->node, EMBER_ERROR_MEMORY, "out of memory");
+    p->bias_computed = b->constant == NULL;
+    const int scalar = ember_shape_count(b->shape, b->rank) == 1;
+    for (int64_t o = 0; o < p->out_channels && !p->bias_computed; o++)
+        p->bias[o] = ((const float *)b->constant)[scalar ? 0 : o];
+    if (ctx->epilogue->bias != NULL)
+        for (int64_t o = 0; o < p->out_channels; o++)
+            p->bias[o] += ctx->epilogue->bias[o];
+    return EMBER_OK;
+}
+
+static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
+{
+    const ember_model *model = ctx->model;
+    const ember_node *node = ctx->node;
+    const ember_value *x = ember_node_input(model, node, INPUT);
+    const ember_value *w = ember_node_input(model, node, FILTER);
+    const ember_value *y = &model->values[node->output];
+    conv_prepared *p = calloc(1, sizeof *p);
+    if (p == NULL)
+        return ember_node_error(node, EMBER_ERROR_MEMORY, "out of memory");
+    *out = p;
+    p->kernel = ctx->kernels->f32_gemm;
+    p->min = ctx->epilogue->min;
+    p->max = ctx->epilogue->max;
+    conv_geometry(p, node, x, w, y);
+
+    const size_t nr = p->kernel->nr;
+    int64_t block = IM2COL_BLOCK_BYTES / (int64_t)sizeof(float) / (p->depth > 0 ? p->depth : 1);
+    block = block / (int64_t)nr * (int64_t)nr;
+    if (block < (int64_t)nr)
+        block = (int64_t)nr;
+    const int64_t all = (p->out_pixels + (int64_t)nr - 1) / (int64_t)nr * (int64_t)nr;
+    p->block = block < all ? block : all;
+    if ((uint64_t)p->depth > (uint64_t)(SIZE_MAX / 8) / sizeof(float) / (uint64_t)p->block)
+        return ember_node_error(node, EMBER_ERROR_MEMORY, "im2col block too large");
+
+    p->group_filter_floats = ember_f32_packed_a_floats(p->kernel->mr, (size_t)p->group_out,
+                                                       (size_t)p->depth);
+    const size_t filter_bytes = (size_t)p->groups * p->group_filter_floats * sizeof(float);
+    ctx->scratch_bytes = (size_t)p->depth * (size_t)p->block * sizeof(float);
+    if (w->constant != NULL) {
+        p->packed_filter = malloc(filter_bytes + sizeof(float));
+        if (p->packed_filter == NULL)
+            return ember_node_error(node, EMBER_ERROR_MEMORY, "out of memory packing the filter");
+        pack_filter(p, w->constant, p->packed_filter);
+        ctx->packed_bytes += filter_bytes;
+    } else {
+        ctx->scratch_bytes += filter_bytes; /* packed per run, after the im2col block */
+    }
+    ctx->packed_bytes += 2 * (size_t)p->out_channels * sizeof(float);
+    return conv_bias(p, ctx, ember_node_input(model, node, BIAS));
+}
+
+/* ---------------------------------------------------------------- run */
+
+/*
+ * Columns [first, first + count) of the im2col matrix of one group, written directly in
+ * packed-B layout: panel t holds columns [t·nr, t·nr + nr) as `depth` groups of nr
+ * floats. Row k of the matrix is tap k = (channel c, kernel position kpos); column j is
+ * output pixel j. Rows are the outer loop so the kernel offsets are computed once per
+ * row; along a row, pixels advance along the last spatial dim in runs.
+ */
+static void pack_im2col(const conv_prepared *p, const float *input, int64_t first,
+                        int64_t count, float *packed)
+{
+    const int last = p->spatial - 1;
+    const size_t nr = p->kernel->nr;
+    int64_t start[MAX_SPATIAL], kpos[MAX_SPATIAL] = {0};
+    int64_t rest = first;
+    for (int d = last; d >= 0; d--) {
+        start[d] = rest % p->out_dims[d];
+        rest /= p->out_dims[d];
+    }
+    int64_t channel = 0;
+    for (int64_t k = 0; k < p->depth; k++) {
+        int64_t offset[MAX_SPATIAL], coord[MAX_SPATIAL];
+        for (int d = 0; d <= last; d++) {
+            offset[d] = kpos[d] * p->dilation[d] - p->pad_before[d];
+            coord[d] = start[d];
+        }
+        const float *plane = input + channel * p->in_pixels;
+        float *panel = packed + (size_t)k * nr;
+        size_t column = 0;
+        for (int64_t j = 0; j < count;) {
+            /* A run of pixels sharing every coordinate but the last. */
+            int64_t run = p->out_dims[last] - coord[last];
+            if (run > count - j)
+                run = count - j;
+            int inside = 1;
+            int64_t base = 0;
+            for (int d = 0; d < last; d++) {
+                const int64_t i = coord[d] * p->stride[d] + offset[d];
+                inside &= i >= 0 && i < p->in_dims[d];
+                base += i * p->in_strides[d];
+            }
+            int64_t i = coord[last] * p->stride[last] + offset[last];
+            for (int64_t r = 0; r < run; r++, i += p->stride[last]) {
+                panel[column] = inside && i >= 0 && i < p->in_dims[last] ? plane[base + i] : 0.0f;
+                if (++column == nr) {
+                    column = 0;
+                    panel += nr * (size_t)p->depth;
+                }
+            }
+            j += run;
+            coord[last] += run;
+            for (int d = last; d > 0 && coord[d] == p->out_dims[d]; d--) {
+                coord[d] = 0;
+                coord[d - 1]++;
+            }
+        }
+        while (column != 0 && column < nr) /* the last panel's padding columns */
+            panel[column++] = 0.0f;
+        /* Next tap: the last kernel dim moves fastest, then the channel. */
+        int d = last;
+        for (; d >= 0; d--) {
+            if (++kpos[d] < p->kernel_dims[d])
+                break;
+            kpos[d] = 0;
+        }
+        if (d < 0)
+            channel++;
+    }
+}
+
+static const float *run_bias(conv_prepared *p, const ember_tensor *bias)
+{
+    if (!p->bias_computed)
+        return p->bias;
+    const float *b = bias->data;
+    const int scalar = ember_shape_count(bias->shape, bias->rank) == 1;
+    for (int64_t o = 0; o < p->out_channels; o++)
+        p->run_bias[o] = p->bias[o] + b[scalar ? 0 : o];
+    return p->run_bias;
+}
+
+static void conv_run(const ember_node *node, void *prepared, const ember_op_io *io)
+{
+    (void)node;
+    conv_prepared *p = prepared;
+    const float *input = io->inputs[INPUT]->data;
+    float *output = io->output->data;
+    float *columns = io->scratch;
+    const float *filter = p->packed_filter;
+    if (filter == NULL) {
+        float *packed = columns + (size_t)p->depth * (size_t)p->block;
+        pack_filter(p, io->inputs[FILTER]->data, packed);
+        filter = packed;
+    }
+    const float *bias = run_bias(p, io->inputs[BIAS]);
+    const size_t row_bytes = (size_t)p->out_pixels * sizeof(float);
+    for (int64_t n = 0; n < p->batch; n++) {
+        for (int64_t g = 0; g < p->groups; g++) {
+            const float *in = input + (n * p->channels + g * p->group_in) * p->in_pixels;
+            float *out = output + (n * p->out_channels + g * p->group_out) * p->out_pixels;
+            const ember_f32_gemm_params params = {bias + g * p->group_out, NULL, 0, p->min,
+                                                  p->max};
+            for (int64_t j = 0; j < p->out_pixels; j += p->block) {
+                const int64_t count = p->out_pixels - j < p->block ? p->out_pixels - j : p->block;
+                if (p->pointwise)
+                    ember_f32_pack_b(p->kernel->nr, (size_t)p->depth, (size_t)count, in + j,
+                                     (size_t)p->in_pixels, 1, columns);
+                else
+                    pack_im2col(p, in, j, count, columns);
+                ember_f32_gemm_packed(p->kernel, (size_t)p->group_out, (size_t)count,
+                                      (size_t)p->depth,
+                                      filter + (size_t)g * p->group_filter_floats, columns,
+                                      out + j, row_bytes, &params);
+            }
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- descriptor */
+
+static const ember_op_param conv_params[] = {
+    {"input", EMBER_PARAM_TENSOR, 0, 0.0f},
+    {"filter", EMBER_PARAM_TENSOR, 0, 0.0f},
+    {"bias", EMBER_PARAM_TENSOR, 1, 0.0f},
+    {"border", EMBER_PARAM_ATTRIBUTE, 0, 0.0f},
+    {"padding", EMBER_PARAM_ATTRIBUTE, 0, 0.0f},
+    {"stride", EMBER_PARAM_ATTRIBUTE, 0, 0.0f},
+    {"dilation", EMBER_PARAM_ATTRIBUTE, 0, 0.0f},
+    {"groups", EMBER_PARAM_ATTRIBUTE, 0, 0.0f},
+};
+
+const ember_op ember_op_conv = {"conv", 0, EMBER_OP_FUSES_EPILOGUE, conv_params, 8,
+                                conv_parse, conv_infer, conv_accepts_bias_axis, conv_prepare,
+                                conv_run, conv_free};

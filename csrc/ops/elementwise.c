@@ -1,0 +1,357 @@
+/*
+ * Elementwise ops: binary (add, sub, mul, div, min, max, pow) with numpy broadcasting,
+ * unary (relu, sigmoid, tanh, exp, log, sqrt, rsqrt, abs, neg, copy), and clamp.
+ *
+ * Math is f32. copy moves bytes and so takes any datum type.
+ *
+ * Broadcasting: each operand is read through strides against the output shape (0 along
+ * stretched dims). Dims that are contiguous for every operand are merged first, so the
+ * common cases — same shapes, a scalar, a per-channel vector — become a few long rows,
+ * and each row is one tight loop specialised for strides 1 and 0.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "core/op.h"
+#include "core/shape.h"
+#include "ops/ops.h"
+
+enum { ADD, SUB, MUL, DIV, MIN, MAX, POW };
+enum { RELU, SIGMOID, TANH, EXP, LOG, SQRT, RSQRT, ABS, NEG, COPY };
+
+/* ---------------------------------------------------------------- broadcasting */
+
+#define MAX_OPERANDS 3
+
+/* The output shape walked as rows: `rank` dims after merging, strides per operand. */
+typedef struct broadcast_walk {
+    int rank;
+    int64_t dims[EMBER_MAX_RANK];
+    int64_t strides[MAX_OPERANDS][EMBER_MAX_RANK];
+    int operands;
+} broadcast_walk;
+
+static void broadcast_walk_init(broadcast_walk *w, const ember_op_io *io)
+{
+    const ember_tensor *out = io->output;
+    int64_t strides[MAX_OPERANDS][EMBER_MAX_RANK];
+    w->operands = (int)io->input_count;
+    for (int k = 0; k < w->operands; k++)
+        ember_broadcast_strides(io->inputs[k]->shape, io->inputs[k]->rank, out->shape,
+                                out->rank, strides[k]);
+    /* Merge inner dim i into the running outer dim when every operand steps through the
+     * two as one (outer stride == inner stride × inner extent); drop size-1 dims. */
+    w->rank = 0;
+    for (int i = 0; i < out->rank; i++) {
+        if (out->shape[i] == 1)
+            continue;
+        int merge = w->rank > 0;
+        for (int k = 0; k < w->operands && merge; k++)
+            merge = w->strides[k][w->rank - 1] == strides[k][i] * out->shape[i];
+        if (merge) {
+            /* The merged dim takes the inner stride. */
+            w->dims[w->rank - 1] *= out->shape[i];
+            for (int k = 0; k < w->operands; k++)
+                w->strides[k][w->rank - 1] = strides[k][i];
+            continue;
+        }
+        w->dims[w->rank] = out->shape[i];
+        for (int k = 0; k < w->operands; k++)
+            w->strides[k][w->rank] = strides[k][i];
+        w->rank++;
+    }
+    if (w->rank == 0) { /* a single element */
+        w->dims[0] = 1;
+        for (int k = 0; k < w->operands; k++)
+            w->strides[k][0] = 0;
+        w->rank = 1;
+    }
+}
+
+/* Calls row(base pointers, count, inner strides) for every row of the output. */
+typedef void (*row_fn)(int variant, int64_t n, const float *const *in, const int64_t *stride,
+                       float *out);
+
+static void broadcast_run(const broadcast_walk *w, const ember_op_io *io, int variant, row_fn row)
+{
+    const int last = w->rank - 1;
+    int64_t index[EMBER_MAX_RANK] = {0};
+    int64_t offset[MAX_OPERANDS] = {0};
+    int64_t inner[MAX_OPERANDS];
+    for (int k = 0; k < w->operands; k++)
+        inner[k] = w->strides[k][last];
+    float *out = io->output->data;
+    for (;;) {
+        const float *in[MAX_OPERANDS];
+        for (int k = 0; k < w->operands; k++)
+            in[k] = (const float *)io->inputs[k]->data + offset[k];
+        row(variant, w->dims[last], in, inner, out);
+        out += w->dims[last];
+        /* Odometer over the outer dims. */
+        int d = last - 1;
+        for (; d >= 0; d--) {
+            for (int k = 0; k < w->operands; k++)
+                offset[k] += w->strides[k][d];
+            if (++index[d] < w->dims[d])
+                break;
+            for (int k = 0; k < w->operands; k++)
+                offset[k] -= w->strides[k][d] * w->dims[d];
+            index[d] = 0;
+        }
+        if (d < 0)
+            return;
+    }
+}
+
+/* ---------------------------------------------------------------- binary */
+
+/* One row of a binary op, with the stride patterns that matter made explicit so the
+ * compiler vectorises them: both dense, a broadcast scalar on either side. */
+#define BINARY_ROW(name, EXPR)                                                             \
+    static void name(int64_t n, const float *a, int64_t sa, const float *b, int64_t sb,    \
+                     float *o)                                                             \
+    {                                                                                      \
+        if (sa == 1 && sb == 1) {                                                          \
+            for (int64_t i = 0; i < n; i++) {                                              \
+                const float x = a[i], y = b[i];                                            \
+                o[i] = (EXPR);                                                             \
+            }                                                                              \
+        } else if (sa == 1 && sb == 0) {                                                   \
+            const float y = b[0];                                                          \
+            for (int64_t i = 0; i < n; i++) {                                              \
+                const float x = a[i];                                                      \
+                o[i] = (EXPR);                                                             \
+            }                                                                              \
+        } else if (sa == 0 && sb == 1) {                                                   \
+            const float x = a[0];                                                          \
+            for (int64_t i = 0; i < n; i++) {                                              \
+                const float y = b[i];                                                      \
+                o[i] = (EXPR);                                                             \
+            }                                                                              \
+        } else {                                                                           \
+            for (int64_t i = 0; i < n; i++) {                                              \
+                const float x = a[i * sa], y = b[i * sb];                                  \
+                o[i] = (EXPR);                                                             \
+            }                                                                              \
+        }                                                                                  \
+    }
+
+BINARY_ROW(add_row, x + y)
+BINARY_ROW(sub_row, x - y)
+BINARY_ROW(mul_row, x * y)
+BINARY_ROW(div_row, x / y)
+BINARY_ROW(min_row, y < x ? y : x)
+BINARY_ROW(max_row, y > x ? y : x)
+BINARY_ROW(pow_row, powf(x, y))
+
+static void binary_row(int variant, int64_t n, const float *const *in, const int64_t *s,
+                       float *out)
+{
+    static void (*const rows[])(int64_t, const float *, int64_t, const float *, int64_t,
+                                float *) = {add_row, sub_row, mul_row, div_row,
+                                            min_row, max_row, pow_row};
+    rows[variant](n, in[0], s[0], in[1], s[1], out);
+}
+
+static ember_status require_f32(const ember_node *node, const ember_value *const *inputs,
+                                size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        if (inputs[i]->datum_type != EMBER_F32)
+            return ember_node_error(node, EMBER_ERROR_UNSUPPORTED,
+                                    "input %zu ('%s') is %s; this op computes in f32", i,
+                                    inputs[i]->name, ember_datum_type_name(inputs[i]->datum_type));
+    return EMBER_OK;
+}
+
+/* numpy broadcasting of every input into `output`. */
+static ember_status broadcast_infer(ember_node *node, const ember_value *const *inputs,
+                                    size_t count, ember_value *output)
+{
+    ember_status status = require_f32(node, inputs, count);
+    if (status != EMBER_OK)
+        return status;
+    int rank = inputs[0]->rank;
+    int64_t shape[EMBER_MAX_RANK];
+    memcpy(shape, inputs[0]->shape, sizeof shape);
+    for (size_t i = 1; i < count; i++) {
+        char a[EMBER_SHAPE_TEXT], b[EMBER_SHAPE_TEXT];
+        int64_t next[EMBER_MAX_RANK];
+        int next_rank;
+        if (ember_shape_broadcast(shape, rank, inputs[i]->shape, inputs[i]->rank, next,
+                                  &next_rank) != 0)
+            return ember_node_error(node, EMBER_ERROR_INVALID,
+                                    "shapes %s and %s do not broadcast (input %zu '%s')",
+                                    ember_shape_format(shape, rank, a, sizeof a),
+                                    ember_shape_format(inputs[i]->shape, inputs[i]->rank, b,
+                                                       sizeof b),
+                                    i, inputs[i]->name);
+        rank = next_rank;
+        memcpy(shape, next, sizeof shape);
+    }
+    output->datum_type = EMBER_F32;
+    output->rank = rank;
+    memcpy(output->shape, shape, sizeof shape);
+    return EMBER_OK;
+}
+
+static ember_status binary_infer(ember_node *node, const ember_value *const *inputs,
+                                 ember_value *output)
+{
+    return broadcast_infer(node, inputs, 2, output);
+}
+
+static void binary_run(const ember_node *node, void *prepared, const ember_op_io *io)
+{
+    (void)prepared;
+    broadcast_walk w;
+    broadcast_walk_init(&w, io);
+    broadcast_run(&w, io, node->op->variant, binary_row);
+}
+
+static const ember_op_param binary_params[] = {
+    {"x", EMBER_PARAM_TENSOR, 0, 0.0f},
+    {"y", EMBER_PARAM_TENSOR, 0, 0.0f},
+};
+
+#define BINARY_OP(op_name, op_variant)                                                     \
+    const ember_op ember_op_##op_name = {#op_name, op_variant, 0, binary_params, 2, NULL,   \
+                                         binary_infer, NULL, NULL, binary_run, NULL};
+BINARY_OP(add, ADD)
+BINARY_OP(sub, SUB)
+BINARY_OP(mul, MUL)
+BINARY_OP(div, DIV)
+BINARY_OP(min, MIN)
+BINARY_OP(max, MAX)
+BINARY_OP(pow, POW)
+
+/* ---------------------------------------------------------------- clamp */
+
+static void clamp_row(int variant, int64_t n, const float *const *in, const int64_t *s,
+                      float *out)
+{
+    (void)variant;
+    const float *x = in[0], *lo = in[1], *hi = in[2];
+    if (s[0] == 1 && s[1] == 0 && s[2] == 0) { /* the usual case: scalar bounds */
+        const float a = lo[0], b = hi[0];
+        for (int64_t i = 0; i < n; i++) {
+            const float v = x[i] < a ? a : x[i];
+            out[i] = v > b ? b : v;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const float a = lo[i * s[1]], b = hi[i * s[2]];
+        const float v = x[i * s[0]] < a ? a : x[i * s[0]];
+        out[i] = v > b ? b : v;
+    }
+}
+
+static ember_status clamp_infer(ember_node *node, const ember_value *const *inputs,
+                                ember_value *output)
+{
+    return broadcast_infer(node, inputs, 3, output);
+}
+
+static void clamp_run(const ember_node *node, void *prepared, const ember_op_io *io)
+{
+    (void)node;
+    (void)prepared;
+    broadcast_walk w;
+    broadcast_walk_init(&w, io);
+    broadcast_run(&w, io, 0, clamp_row);
+}
+
+static const ember_op_param clamp_params[] = {
+    {"x", EMBER_PARAM_TENSOR, 0, 0.0f},
+    {"a", EMBER_PARAM_TENSOR, 0, 0.0f},
+    {"b", EMBER_PARAM_TENSOR, 0, 0.0f},
+};
+
+const ember_op ember_op_clamp = {"clamp", 0, 0, clamp_params, 3, NULL, clamp_infer, NULL,
+                                 NULL, clamp_run, NULL};
+
+/* ---------------------------------------------------------------- unary */
+
+static void unary_f32(int variant, int64_t n, const float *x, float *y)
+{
+    switch (variant) {
+    case RELU:
+        for (int64_t i = 0; i < n; i++)
+            y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+        break;
+    case SIGMOID:
+        for (int64_t i = 0; i < n; i++)
+            y[i] = 1.0f / (1.0f + expf(-x[i]));
+        break;
+    case TANH:
+        for (int64_t i = 0; i < n; i++)
+            y[i] = tanhf(x[i]);
+        break;
+    case EXP:
+        for (int64_t i = 0; i < n; i++)
+            y[i] = expf(x[i]);
+        break;
+    case LOG:
+        for (int64_t i = 0; i < n; i++)
+            y[i] = logf(x[i]);
+        break;
+    case SQRT:
+        for (int64_t i = 0; i < n; i++)
+            y[i] = sqrtf(x[i]);
+        break;
+    case RSQRT:
+        for (int64_t i = 0; i < n; i++)
+            y[i] = 1.0f / sqrtf(x[i]);
+        break;
+    case ABS:
+        for (int64_t i = 0; i < n; i++)
+            y[i] = fabsf(x[i]);
+        break;
+    case NEG:
+        for (int64_t i = 0; i < n; i++)
+            y[i] = -x[i];
+        break;
+    }
+}
+
+static ember_status unary_infer(ember_node *node, const ember_value *const *inputs,
+                                ember_value *output)
+{
+    if (node->op->variant != COPY) {
+        ember_status status = require_f32(node, inputs, 1);
+        if (status != EMBER_OK)
+            return status;
+    }
+    output->datum_type = inputs[0]->datum_type;
+    output->rank = inputs[0]->rank;
+    memcpy(output->shape, inputs[0]->shape, sizeof output->shape);
+    return EMBER_OK;
+}
+
+static void unary_run(const ember_node *node, void *prepared, const ember_op_io *io)
+{
+    (void)prepared;
+    const ember_tensor *x = io->inputs[0];
+    const int64_t n = ember_shape_count(x->shape, x->rank);
+    if (node->op->variant == COPY)
+        memcpy(io->output->data, x->data, (size_t)n * ember_datum_size(x->datum_type));
+    else
+        unary_f32(node->op->variant, n, x->data, io->output->data);
+}
+
+static const ember_op_param unary_params[] = {{"x", EMBER_PARAM_TENSOR, 0, 0.0f}};
+
+#define UNARY_OP(op_name, op_variant)                                                      \
+    const ember_op ember_op_##op_name = {#op_name, op_variant, 0, unary_params, 1, NULL,    \
+                                         unary_infer, NULL, NULL, unary_run, NULL};
+UNARY_OP(relu, RELU)
+UNARY_OP(sigmoid, SIGMOID)
+UNARY_OP(tanh, TANH)
+UNARY_OP(exp, EXP)
+UNARY_OP(log, LOG)
+UNARY_OP(sqrt, SQRT)
+UNARY_OP(rsqrt, RSQRT)
+UNARY_OP(abs, ABS)
+UNARY_OP(neg, NEG)
+UNARY_OP(copy, COPY)

@@ -1,0 +1,231 @@
+/*
+ * Pools: max_pool, avg_pool and box, windows over every dim of the input.
+ *
+ * NNEF gives `size`, `padding`, `stride` and `dilation` one entry per input dim (usually
+ * [1, 1, kh, kw]); entries for the spatial dims only are also accepted (the leading two
+ * are then 1 / no padding). `padding = []` is NNEF's automatic "same" padding.
+ *
+ * Borders: padded cells never win a max (for `constant` as for `ignore`). For the mean
+ * (avg_pool, box with normalize = true), `constant` counts padded cells as zeros in the
+ * divisor — it is always prod(size) — while `ignore` divides by the cells inside.
+ * box with normalize = false is the plain window sum.
+ *
+ * The reference implementation visits every window cell of every output: simple and
+ * exact; pools are a small share of a network's time.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/attr.h"
+#include "core/op.h"
+#include "core/shape.h"
+#include "ops/nd.h"
+#include "ops/ops.h"
+
+#define MAX_GEOMETRY ((int64_t)1 << 30)
+
+enum { MAX_POOL, AVG_POOL, BOX };
+enum { BORDER_CONSTANT, BORDER_IGNORE };
+
+typedef struct pool_attributes {
+    int64_t size[EMBER_MAX_RANK];
+    int size_count;
+    int border;
+    int64_t padding_before[EMBER_MAX_RANK], padding_after[EMBER_MAX_RANK];
+    int padding_count; /* 0: automatic */
+    int64_t stride[EMBER_MAX_RANK];
+    int stride_count;
+    int64_t dilation[EMBER_MAX_RANK];
+    int dilation_count;
+    int normalize;
+    /* Resolved by infer: one entry per input dim. */
+    int64_t window[EMBER_MAX_RANK], pad_before[EMBER_MAX_RANK];
+    int64_t step[EMBER_MAX_RANK], dilate[EMBER_MAX_RANK];
+} pool_attributes;
+
+/* Attribute positions in pool_params. */
+enum { A_SIZE = 1, A_BORDER, A_PADDING, A_STRIDE, A_DILATION, A_NORMALIZE };
+
+static ember_status pool_parse(const ember_node *node, const ember_nnef_expr *const *attrs,
+                               void **out)
+{
+    pool_attributes *a = calloc(1, sizeof *a);
+    if (a == NULL)
+        return ember_node_error(node, EMBER_ERROR_MEMORY, "out of memory");
+    *out = a;
+    const char *border;
+    if (attrs[A_SIZE] == NULL)
+        return ember_node_error(node, EMBER_ERROR_INVALID, "missing argument 'size'");
+    ember_status status = ember_attr_int_list(node, "size", attrs[A_SIZE], a->size,
+                                              EMBER_MAX_RANK, &a->size_count);
+    if (status == EMBER_OK)
+        status = ember_attr_string(node, "border", attrs[A_BORDER], "constant", &border);
+    if (status != EMBER_OK)
+        return status;
+    if (strcmp(border, "constant") == 0)
+        a->border = BORDER_CONSTANT;
+    else if (strcmp(border, "ignore") == 0)
+        a->border = BORDER_IGNORE;
+    else
+        return ember_node_error(node, EMBER_ERROR_UNSUPPORTED,
+                                "border '%s': only 'constant' and 'ignore' are supported", border);
+    status = ember_attr_padding(node, "padding", attrs[A_PADDING], a->padding_before,
+                                a->padding_after, EMBER_MAX_RANK, &a->padding_count);
+    if (status == EMBER_OK)
+        status = ember_attr_int_list(node, "stride", attrs[A_STRIDE], a->stride, EMBER_MAX_RANK,
+                                     &a->stride_count);
+    if (status == EMBER_OK)
+        status = ember_attr_int_list(node, "dilation", attrs[A_DILATION], a->dilation,
+                                     EMBER_MAX_RANK, &a->dilation_count);
+    if (status == EMBER_OK && node->op->variant == BOX)
+        status = ember_attr_bool(node, "normalize", attrs[A_NORMALIZE], 0, &a->normalize);
+    if (node->op->variant == AVG_POOL)
+        a->normalize = 1;
+    return status;
+}
+
+/* An attribute list of `count` entries for a rank-`rank` input: full rank, spatial only
+ * (leading two dims get `fill`), or empty (all `fill`). Returns the lead offset, or -1. */
+static int align_list(int count, int rank, int allow_empty)
+{
+    if (count == rank)
+        return 0;
+    if (count == rank - 2 && rank >= 2 && count > 0)
+        return 2;
+    if (count == 0 && allow_empty)
+        return rank; /* everything is the default */
+    return -1;
+}
+
+static ember_status pool_resolve(const ember_node *node, pool_attributes *a, int rank)
+{
+    const int size_lead = align_list(a->size_count, rank, 0);
+    const int stride_lead = align_list(a->stride_count, rank, 1);
+    const int dilation_lead = align_list(a->dilation_count, rank, 1);
+    if (size_lead < 0 || stride_lead < 0 || dilation_lead < 0 ||
+        (a->padding_count != 0 && align_list(a->padding_count, rank, 0) < 0))
+        return ember_node_error(node, EMBER_ERROR_INVALID,
+                                "size/padding/stride/dilation need one entry per input dim "
+                                "(rank %d) or per spatial dim", rank);
+    for (int d = 0; d < rank; d++) {
+        a->window[d] = d >= size_lead ? a->size[d - size_lead] : 1;
+        a->step[d] = d >= stride_lead ? a->stride[d - stride_lead] : 1;
+        a->dilate[d] = d >= dilation_lead ? a->dilation[d - dilation_lead] : 1;
+        if (a->window[d] < 1 || a->window[d] > MAX_GEOMETRY || a->step[d] < 1 ||
+            a->step[d] > MAX_GEOMETRY || a->dilate[d] < 1 || a->dilate[d] > MAX_GEOMETRY)
+            return ember_node_error(node, EMBER_ERROR_INVALID,
+                                    "dim %d: size %lld, stride %lld, dilation %lld must be "
+                                    "positive", d, (long long)a->window[d],
+                                    (long long)a->step[d], (long long)a->dilate[d]);
+    }
+    return EMBER_OK;
+}
+
+static ember_status pool_infer(ember_node *node, const ember_value *const *inputs,
+                               ember_value *output)
+{
+    pool_attributes *a = node->attributes;
+    const ember_value *x = inputs[0];
+    if (x->datum_type != EMBER_F32)
+        return ember_node_error(node, EMBER_ERROR_UNSUPPORTED, "pools compute in f32, got %s",
+                                ember_datum_type_name(x->datum_type));
+    ember_status status = pool_resolve(node, a, x->rank);
+    if (status != EMBER_OK)
+        return status;
+    const int pad_lead = a->padding_count ? x->rank - a->padding_count : 0;
+    output->datum_type = EMBER_F32;
+    output->rank = x->rank;
+    for (int d = 0; d < x->rank; d++) {
+        const int64_t in = x->shape[d], s = a->step[d];
+        const int64_t extent = (a->window[d] - 1) * a->dilate[d] + 1;
+        int64_t before, after;
+        if (a->padding_count == 0) { /* NNEF "same": out = ceil(in / stride) */
+            const int64_t total = (in + s - 1) / s * s - s + extent - in;
+            before = total > 0 ? total / 2 : 0;
+            after = total > 0 ? total - total / 2 : 0;
+        } else {
+            before = d >= pad_lead ? a->padding_before[d - pad_lead] : 0;
+            after = d >= pad_lead ? a->padding_after[d - pad_lead] : 0;
+            if (before > MAX_GEOMETRY || after > MAX_GEOMETRY)
+                return ember_node_error(node, EMBER_ERROR_INVALID, "padding too large");
+        }
+        a->pad_before[d] = before;
+        if (in + before + after < extent) {
+            char xs[EMBER_SHAPE_TEXT];
+            return ember_node_error(node, EMBER_ERROR_INVALID,
+                                    "input %s: dim %d padded to %lld is smaller than the window "
+                                    "extent %lld", ember_shape_format(x->shape, x->rank, xs, sizeof xs),
+                                    d, (long long)(in + before + after), (long long)extent);
+        }
+        output->shape[d] = (in + before + after - extent) / s + 1;
+    }
+    return EMBER_OK;
+}
+
+static void pool_run(const ember_node *node, void *prepared, const ember_op_io *io)
+{
+    (void)prepared;
+    const pool_attributes *a = node->attributes;
+    const ember_tensor *x = io->inputs[0];
+    const int rank = x->rank, variant = node->op->variant;
+    const float *in = x->data;
+    float *out = io->output->data;
+    int64_t in_strides[EMBER_MAX_RANK];
+    ember_shape_strides(x->shape, rank, in_strides);
+    const int64_t window_cells = ember_shape_count(a->window, rank);
+
+    ember_nd_iter it;
+    ember_nd_iter_init(&it, rank, io->output->shape, NULL, NULL);
+    do {
+        int64_t origin[EMBER_MAX_RANK], cell[EMBER_MAX_RANK] = {0};
+        for (int d = 0; d < rank; d++)
+            origin[d] = it.index[d] * a->step[d] - a->pad_before[d];
+        float acc = variant == MAX_POOL ? -INFINITY : 0.0f;
+        int64_t inside_cells = 0;
+        for (;;) {
+            int64_t offset = 0;
+            int inside = 1;
+            for (int d = 0; d < rank && inside; d++) {
+                const int64_t i = origin[d] + cell[d] * a->dilate[d];
+                inside = i >= 0 && i < x->shape[d];
+                offset += i * in_strides[d];
+            }
+            if (inside) {
+                const float v = in[offset];
+                if (variant == MAX_POOL)
+                    acc = v > acc ? v : acc;
+                else
+                    acc += v;
+                inside_cells++;
+            }
+            int d = rank - 1;
+            for (; d >= 0; d--) {
+                if (++cell[d] < a->window[d])
+                    break;
+                cell[d] = 0;
+            }
+            if (d < 0)
+                break;
+        }
+        if (variant != MAX_POOL && a->normalize) {
+            const int64_t divisor = a->border == BORDER_IGNORE ? inside_cells : window_cells;
+            acc = divisor > 0 ? acc / (float)divisor : 0.0f;
+        }
+        *out++ = acc;
+    } while (ember_nd_iter_next(&it));
+}
+
+static const ember_op_param pool_params[] = {
+    {"input", EMBER_PARAM_TENSOR, 0, 0.0f},     {"size", EMBER_PARAM_ATTRIBUTE, 0, 0.0f},
+    {"border", EMBER_PARAM_ATTRIBUTE, 0, 0.0f}, {"padding", EMBER_PARAM_ATTRIBUTE, 0, 0.0f},
+    {"stride", EMBER_PARAM_ATTRIBUTE, 0, 0.0f}, {"dilation", EMBER_PARAM_ATTRIBUTE, 0, 0.0f},
+    {"normalize", EMBER_PARAM_ATTRIBUTE, 0, 0.0f},
+};
+
+const ember_op ember_op_max_pool = {"max_pool", MAX_POOL, 0, pool_params, 6, pool_parse,
+                                    pool_infer, NULL, NULL, pool_run, NULL};
+const ember_op ember_op_avg_pool = {"avg_pool", AVG_POOL, 0, pool_params, 6, pool_parse,
+                                    pool_infer, NULL, NULL, pool_run, NULL};
+const ember_op ember_op_box = {"box", BOX, 0, pool_params, 7, pool_parse, pool_infer, NULL,
+                               NULL, pool_run, NULL};

@@ -1,0 +1,117 @@
+/*
+ * softmax(x, axes = [1]): exp(x - max) / Σ exp(x - max), the max and the sum taken over
+ * `axes` (subtracting the max keeps exp from overflowing; the result is unchanged).
+ *
+ * The index space splits in two: the kept dims pick a group, the reduced dims walk
+ * its members. Each group takes three passes over its members: max, exp and sum,
+ * scale. When the only axis is the last one, members are contiguous.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/attr.h"
+#include "core/op.h"
+#include "core/shape.h"
+#include "ops/nd.h"
+#include "ops/ops.h"
+
+typedef struct softmax_attributes {
+    int64_t axes[EMBER_MAX_RANK];
+    int axis_count;
+} softmax_attributes;
+
+static ember_status softmax_parse(const ember_node *node, const ember_nnef_expr *const *attrs,
+                                  void **out)
+{
+    softmax_attributes *a = calloc(1, sizeof *a);
+    if (a == NULL)
+        return ember_node_error(node, EMBER_ERROR_MEMORY, "out of memory");
+    *out = a;
+    if (attrs[1] == NULL) { /* NNEF's default */
+        a->axes[0] = 1;
+        a->axis_count = 1;
+        return EMBER_OK;
+    }
+    return ember_attr_int_list(node, "axes", attrs[1], a->axes, EMBER_MAX_RANK, &a->axis_count);
+}
+
+static ember_status softmax_infer(ember_node *node, const ember_value *const *inputs,
+                                  ember_value *output)
+{
+    softmax_attributes *a = node->attributes;
+    const ember_value *x = inputs[0];
+    if (x->datum_type != EMBER_F32)
+        return ember_node_error(node, EMBER_ERROR_UNSUPPORTED, "softmax computes in f32, got %s",
+                                ember_datum_type_name(x->datum_type));
+    ember_status status = ember_attr_axes(node, "axes", a->axes, a->axis_count, x->rank, 1);
+    if (status != EMBER_OK)
+        return status;
+    output->datum_type = EMBER_F32;
+    output->rank = x->rank;
+    memcpy(output->shape, x->shape, sizeof output->shape);
+    return EMBER_OK;
+}
+
+/* One group: its members are at offsets walked by `members`, from `base`. */
+static void softmax_group(const float *in, float *out, int64_t base, const ember_nd_iter *members)
+{
+    ember_nd_iter it = *members;
+    float max = -INFINITY;
+    do {
+        const float v = in[base + it.offset[0]];
+        max = v > max ? v : max;
+    } while (ember_nd_iter_next(&it));
+    float sum = 0.0f;
+    it = *members;
+    do {
+        const float e = expf(in[base + it.offset[0]] - max);
+        out[base + it.offset[0]] = e;
+        sum += e;
+    } while (ember_nd_iter_next(&it));
+    const float scale = 1.0f / sum;
+    it = *members;
+    do
+        out[base + it.offset[0]] *= scale;
+    while (ember_nd_iter_next(&it));
+}
+
+static void softmax_run(const ember_node *node, void *prepared, const ember_op_io *io)
+{
+    (void)prepared;
+    const softmax_attributes *a = node->attributes;
+    const ember_tensor *x = io->inputs[0];
+    int64_t strides[EMBER_MAX_RANK];
+    ember_shape_strides(x->shape, x->rank, strides);
+
+    /* Split dims into kept (groups) and reduced (members), each with its strides. */
+    int64_t group_dims[EMBER_MAX_RANK], group_strides[EMBER_MAX_RANK];
+    int64_t member_dims[EMBER_MAX_RANK], member_strides[EMBER_MAX_RANK];
+    int groups_rank = 0, members_rank = 0;
+    for (int d = 0; d < x->rank; d++) {
+        int reduced = 0;
+        for (int i = 0; i < a->axis_count; i++)
+            reduced |= a->axes[i] == d;
+        if (reduced) {
+            member_dims[members_rank] = x->shape[d];
+            member_strides[members_rank++] = strides[d];
+        } else {
+            group_dims[groups_rank] = x->shape[d];
+            group_strides[groups_rank++] = strides[d];
+        }
+    }
+    ember_nd_iter members, groups;
+    ember_nd_iter_init(&members, members_rank, member_dims, member_strides, NULL);
+    ember_nd_iter_init(&groups, groups_rank, group_dims, group_strides, NULL);
+    do
+        softmax_group(x->data, io->output->data, groups.offset[0], &members);
+    while (ember_nd_iter_next(&groups));
+}
+
+static const ember_op_param softmax_params[] = {
+    {"x", EMBER_PARAM_TENSOR, 0, 0.0f},
+    {"axes", EMBER_PARAM_ATTRIBUTE, 0, 0.0f},
+};
+
+const ember_op ember_op_softmax = {"softmax", 0, 0, softmax_params, 2, softmax_parse,
+                                   softmax_infer, NULL, NULL, softmax_run, NULL};

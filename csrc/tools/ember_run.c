@@ -1,0 +1,268 @@
+/*
+ * ember-run — run a plan from the command line, on a device, with no Python.
+ *
+ *   ember-run PLAN [-i X.npy]... [-o Y.npy]... [--bench N] [--print]
+ *
+ * Inputs are given in model order; without -i every input is zeros of its fact. Each
+ * -o writes the output of the same position. --bench N runs N times and reports load,
+ * prepare and per-run median/min times. Otherwise each output's shape and first values
+ * are printed (--print: every value).
+ *
+ * Uses the public API only (include/ember.h). Exit codes: 0 success, 1 failure (a
+ * message on stderr), 2 bad usage.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ember.h"
+#include "tools/npy.h"
+
+#define MAX_FILES 64
+/* Values printed per output without --print. */
+#define PREVIEW_VALUES 8
+
+typedef struct options {
+    const char *plan;
+    const char *inputs[MAX_FILES];
+    int input_count;
+    const char *outputs[MAX_FILES];
+    int output_count;
+    long bench;
+    int print_all;
+} options;
+
+static void usage(FILE *to)
+{
+    fprintf(to, "usage: ember-run PLAN [-i X.npy]... [-o Y.npy]... [--bench N] [--print]\n"
+                "  PLAN       a plan directory, .tar or .nnef.tgz\n"
+                "  -i X.npy   an input, in model order (default: zeros)\n"
+                "  -o Y.npy   write the output of the same position\n"
+                "  --bench N  run N times, print load/prepare times and run median/min\n"
+                "  --print    print every output value\n");
+}
+
+/* 0 on success, 2 on a usage error (message printed). */
+static int parse_options(int argc, char **argv, options *o)
+{
+    memset(o, 0, sizeof *o);
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        const int has_value = i + 1 < argc;
+        if ((strcmp(arg, "-i") == 0 || strcmp(arg, "-o") == 0) && has_value) {
+            int *count = arg[1] == 'i' ? &o->input_count : &o->output_count;
+            const char **files = arg[1] == 'i' ? o->inputs : o->outputs;
+            if (*count == MAX_FILES) {
+                fprintf(stderr, "ember-run: at most %d %s files\n", MAX_FILES, arg);
+                return 2;
+            }
+            files[(*count)++] = argv[++i];
+        } else if (strcmp(arg, "--bench") == 0 && has_value) {
+            char *end;
+            o->bench = strtol(argv[++i], &end, 10);
+            if (*end != '\0' || o->bench < 1 || o->bench > 1000000) {
+                fprintf(stderr, "ember-run: --bench wants a count between 1 and 1000000\n");
+                return 2;
+            }
+        } else if (strcmp(arg, "--print") == 0) {
+            o->print_all = 1;
+        } else if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+            usage(stdout);
+            exit(0);
+        } else if (arg[0] != '-' && o->plan == NULL) {
+            o->plan = arg;
+        } else {
+            fprintf(stderr, "ember-run: unexpected argument '%s'\n", arg);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (o->plan == NULL) {
+        usage(stderr);
+        return 2;
+    }
+    return 0;
+}
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static int fail_ember(const char *what)
+{
+    fprintf(stderr, "ember-run: %s: %s\n", what, ember_last_error());
+    return 1;
+}
+
+/* The inputs: from .npy files, or zeros of the input facts. `arrays` own the data. */
+static int make_inputs(const ember_model *model, const options *o, ember_tensor *tensors,
+                       npy_array *arrays)
+{
+    const size_t count = ember_model_input_count(model);
+    char error[512];
+    if (o->input_count != 0 && (size_t)o->input_count != count) {
+        fprintf(stderr, "ember-run: the model takes %zu inputs, %d given with -i\n", count,
+                o->input_count);
+        return 1;
+    }
+    for (size_t i = 0; i < count; i++) {
+        npy_array *a = &arrays[i];
+        if (o->input_count != 0) {
+            if (npy_read(o->inputs[i], a, error, sizeof error) != 0) {
+                fprintf(stderr, "ember-run: %s\n", error);
+                return 1;
+            }
+        } else {
+            ember_fact fact;
+            ember_model_input_fact(model, i, &fact);
+            size_t bytes = ember_datum_type_size(fact.datum_type);
+            for (int d = 0; d < fact.rank; d++)
+                bytes *= (size_t)fact.shape[d];
+            a->datum_type = fact.datum_type;
+            a->rank = fact.rank;
+            memcpy(a->shape, fact.shape, sizeof a->shape);
+            a->data = calloc(bytes ? bytes : 1, 1);
+            if (a->data == NULL) {
+                fprintf(stderr, "ember-run: out of memory for input %zu\n", i);
+                return 1;
+            }
+        }
+        tensors[i].datum_type = a->datum_type;
+        tensors[i].rank = a->rank;
+        memcpy(tensors[i].shape, a->shape, sizeof tensors[i].shape);
+        tensors[i].data = a->data;
+    }
+    return 0;
+}
+
+static void print_value(const ember_tensor *t, size_t i)
+{
+    switch (t->datum_type) {
+    case EMBER_F32: printf(" %g", (double)((const float *)t->data)[i]); break;
+    case EMBER_I64: printf(" %lld", (long long)((const int64_t *)t->data)[i]); break;
+    case EMBER_I32: printf(" %ld", (long)((const int32_t *)t->data)[i]); break;
+    case EMBER_U64: printf(" %llu", (unsigned long long)((const uint64_t *)t->data)[i]); break;
+    case EMBER_U32: printf(" %lu", (unsigned long)((const uint32_t *)t->data)[i]); break;
+    case EMBER_I16: printf(" %d", ((const int16_t *)t->data)[i]); break;
+    case EMBER_U16: printf(" %u", ((const uint16_t *)t->data)[i]); break;
+    case EMBER_I8: printf(" %d", ((const int8_t *)t->data)[i]); break;
+    default: printf(" %u", ((const uint8_t *)t->data)[i]); break;
+    }
+}
+
+static void print_output(const ember_model *model, size_t index, const ember_tensor *t,
+                         int all)
+{
+    size_t count = 1;
+    printf("output %zu '%s': [", index, ember_model_output_name(model, index));
+    for (int d = 0; d < t->rank; d++) {
+        printf("%s%lld", d ? ", " : "", (long long)t->shape[d]);
+        count *= (size_t)t->shape[d];
+    }
+    printf("]:");
+    const size_t shown = all || count <= PREVIEW_VALUES ? count : PREVIEW_VALUES;
+    for (size_t i = 0; i < shown; i++)
+        print_value(t, i);
+    printf("%s\n", shown < count ? " ..." : "");
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int bench(ember_runnable *run, size_t n_inputs, const ember_tensor *inputs, long times)
+{
+    double *ms = malloc((size_t)times * sizeof *ms);
+    if (ms == NULL) {
+        fprintf(stderr, "ember-run: out of memory\n");
+        return 1;
+    }
+    for (long i = 0; i < times; i++) {
+        const double start = now_ms();
+        if (ember_runnable_run(run, n_inputs, inputs) != EMBER_OK) {
+            free(ms);
+            return fail_ember("run");
+        }
+        ms[i] = now_ms() - start;
+    }
+    qsort(ms, (size_t)times, sizeof *ms, compare_doubles);
+    const double median = times % 2 ? ms[times / 2] : (ms[times / 2 - 1] + ms[times / 2]) / 2;
+    printf("run: median %.3f ms, min %.3f ms over %ld runs\n", median, ms[0], times);
+    free(ms);
+    return 0;
+}
+
+static int write_and_print(const ember_model *model, const ember_runnable *run, const options *o)
+{
+    char error[512];
+    for (size_t i = 0; i < ember_model_output_count(model); i++) {
+        ember_tensor t;
+        if (ember_runnable_output(run, i, &t) != EMBER_OK)
+            return fail_ember("output");
+        if ((int)i < o->output_count && npy_write(o->outputs[i], &t, error, sizeof error) != 0) {
+            fprintf(stderr, "ember-run: %s\n", error);
+            return 1;
+        }
+        if (o->bench == 0 || o->print_all)
+            print_output(model, i, &t, o->print_all);
+    }
+    if ((size_t)o->output_count > ember_model_output_count(model)) {
+        fprintf(stderr, "ember-run: %d -o files for %zu outputs\n", o->output_count,
+                ember_model_output_count(model));
+        return 1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    int status = parse_options(argc, argv, &o);
+    if (status != 0)
+        return status;
+    ember_model *model = NULL;
+    ember_runnable *run = NULL;
+    ember_tensor inputs[MAX_FILES];
+    npy_array arrays[MAX_FILES];
+    memset(arrays, 0, sizeof arrays);
+
+    double start = now_ms();
+    if (ember_model_load(o.plan, &model) != EMBER_OK)
+        return fail_ember("load");
+    const double load_ms = now_ms() - start;
+    start = now_ms();
+    if (ember_runnable_new(model, &run) != EMBER_OK) {
+        ember_model_free(model);
+        return fail_ember("prepare");
+    }
+    const double prepare_ms = now_ms() - start;
+
+    const size_t n_inputs = ember_model_input_count(model);
+    if (n_inputs > MAX_FILES) {
+        fprintf(stderr, "ember-run: the model has %zu inputs, at most %d supported\n", n_inputs,
+                MAX_FILES);
+        status = 1;
+    } else {
+        status = make_inputs(model, &o, inputs, arrays);
+    }
+    if (status == 0 && o.bench > 0) {
+        printf("load: %.3f ms\nprepare: %.3f ms\n", load_ms, prepare_ms);
+        status = bench(run, n_inputs, inputs, o.bench);
+    } else if (status == 0 && ember_runnable_run(run, n_inputs, inputs) != EMBER_OK) {
+        status = fail_ember("run");
+    }
+    if (status == 0)
+        status = write_and_print(model, run, &o);
+    for (size_t i = 0; i < n_inputs && i < MAX_FILES; i++)
+        npy_free(&arrays[i]);
+    ember_runnable_free(run);
+    ember_model_free(model);
+    return status;
+}

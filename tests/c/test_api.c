@@ -1,0 +1,239 @@
+/*
+ * test_api — the public C API, from a program that sees only "ember.h" and links the
+ * shared libember: proof that the header and the exported symbols are enough.
+ *
+ *   test_api PLAN.tar X0 X1 … -- Y0 Y1 …
+ *
+ * PLAN is a .tar or .tgz plan with one f32 input. X… are the input's values (as many as
+ * its fact has elements); Y… are the expected values of every output, flattened and
+ * concatenated in output order. The plan is loaded from its path and from a buffer; both
+ * must give the expected outputs. Error paths are exercised with bad arguments. Prints
+ * "N passed, M failed"; exits 1 if anything failed.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ember.h"
+
+static int passed, failed;
+
+#define CHECK(cond, ...)                                                                   \
+    do {                                                                                   \
+        if (cond) {                                                                        \
+            passed++;                                                                      \
+        } else {                                                                           \
+            failed++;                                                                      \
+            printf("FAIL %s:%d: %s — ", __FILE__, __LINE__, #cond);                        \
+            printf(__VA_ARGS__);                                                           \
+            printf("\n");                                                                  \
+        }                                                                                  \
+    } while (0)
+
+typedef struct expectations {
+    float *inputs;
+    size_t input_count;
+    float *outputs;
+    size_t output_count;
+} expectations;
+
+static void *read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    void *data = malloc(n > 0 ? (size_t)n : 1);
+    if (data != NULL && fread(data, 1, (size_t)n, f) != (size_t)n) {
+        free(data);
+        data = NULL;
+    }
+    fclose(f);
+    *size = (size_t)n;
+    return data;
+}
+
+static size_t fact_count(const ember_fact *fact)
+{
+    size_t count = 1;
+    for (int i = 0; i < fact->rank; i++)
+        count *= (size_t)fact->shape[i];
+    return count;
+}
+
+static void check_model_queries(const ember_model *model)
+{
+    ember_fact fact;
+    CHECK(ember_model_input_count(model) == 1, "%zu inputs", ember_model_input_count(model));
+    CHECK(ember_model_output_count(model) >= 1, "no outputs");
+    CHECK(ember_model_node_count(model) >= 1, "no nodes");
+    CHECK(ember_model_input_name(model, 0) != NULL && ember_model_input_name(model, 0)[0],
+          "input name");
+    CHECK(ember_model_output_name(model, 0) != NULL, "output name");
+    CHECK(ember_model_input_name(model, 99) == NULL, "input name out of range");
+    CHECK(ember_model_output_name(model, 99) == NULL, "output name out of range");
+    CHECK(ember_model_input_fact(model, 0, &fact) == EMBER_OK && fact.datum_type == EMBER_F32,
+          "input fact: %s", ember_last_error());
+    CHECK(ember_model_output_fact(model, 0, &fact) == EMBER_OK, "output fact");
+    CHECK(ember_model_input_fact(model, 5, &fact) == EMBER_ERROR_ARGUMENT, "bad input index");
+    CHECK(strstr(ember_last_error(), "5") != NULL, "message names the index: %s",
+          ember_last_error());
+    CHECK(ember_model_output_fact(model, 5, &fact) == EMBER_ERROR_ARGUMENT, "bad output index");
+    CHECK(ember_model_input_fact(model, 0, NULL) == EMBER_ERROR_ARGUMENT, "NULL fact");
+    CHECK(ember_model_input_fact(NULL, 0, &fact) == EMBER_ERROR_ARGUMENT, "NULL model");
+    CHECK(ember_model_input_count(NULL) == 0, "NULL model count");
+}
+
+/* Run once and compare every output with the expected values. */
+static void check_run(const ember_model *model, const expectations *e, const char *how)
+{
+    ember_runnable *run = NULL;
+    ember_tensor out;
+    CHECK(ember_runnable_new(model, &run) == EMBER_OK, "%s: prepare: %s", how, ember_last_error());
+    if (run == NULL)
+        return;
+    CHECK(ember_runnable_output(run, 0, &out) == EMBER_ERROR_ARGUMENT, "%s: output before run",
+          how);
+    CHECK(ember_runnable_memory_bytes(run) > 0, "%s: memory bytes", how);
+
+    ember_fact fact;
+    ember_model_input_fact(model, 0, &fact);
+    ember_tensor in = {fact.datum_type, fact.rank, {0}, e->inputs};
+    memcpy(in.shape, fact.shape, sizeof in.shape);
+    CHECK(fact_count(&fact) == e->input_count, "%s: %zu input values for %zu elements", how,
+          e->input_count, fact_count(&fact));
+    for (int repeat = 0; repeat < 2; repeat++) { /* a second run must give the same */
+        CHECK(ember_runnable_run(run, 1, &in) == EMBER_OK, "%s: run: %s", how, ember_last_error());
+        CHECK(ember_last_error()[0] == '\0', "%s: message cleared on success", how);
+        size_t k = 0;
+        for (size_t o = 0; o < ember_model_output_count(model); o++) {
+            CHECK(ember_runnable_output(run, o, &out) == EMBER_OK, "%s: output %zu", how, o);
+            ember_model_output_fact(model, o, &fact);
+            const size_t count = fact_count(&fact);
+            CHECK(out.datum_type == EMBER_F32 && out.rank == fact.rank, "%s: output fact", how);
+            for (size_t i = 0; i < count && k < e->output_count; i++, k++) {
+                const float got = ((const float *)out.data)[i], want = e->outputs[k];
+                CHECK(fabsf(got - want) <= 1e-5f + 1e-4f * fabsf(want),
+                      "%s: output %zu[%zu] = %g, expected %g", how, o, i, got, want);
+            }
+        }
+        CHECK(k == e->output_count, "%s: %zu expected values, outputs hold %zu", how,
+              e->output_count, k);
+    }
+    CHECK(ember_runnable_output(run, 99, &out) == EMBER_ERROR_ARGUMENT, "bad output index");
+    ember_runnable_free(run);
+}
+
+static void check_run_errors(const ember_model *model, const expectations *e)
+{
+    ember_runnable *run = NULL;
+    if (ember_runnable_new(model, &run) != EMBER_OK)
+        return;
+    ember_fact fact;
+    ember_model_input_fact(model, 0, &fact);
+    const char *name = ember_model_input_name(model, 0);
+    ember_tensor in = {fact.datum_type, fact.rank, {0}, e->inputs};
+    memcpy(in.shape, fact.shape, sizeof in.shape);
+
+    CHECK(ember_runnable_run(run, 0, NULL) == EMBER_ERROR_ARGUMENT, "no inputs");
+    CHECK(ember_runnable_run(run, 1, NULL) == EMBER_ERROR_ARGUMENT, "NULL inputs");
+    CHECK(ember_runnable_run(NULL, 1, &in) == EMBER_ERROR_ARGUMENT, "NULL runnable");
+    ember_tensor wrong = in;
+    wrong.shape[wrong.rank - 1] += 1;
+    CHECK(ember_runnable_run(run, 1, &wrong) == EMBER_ERROR_ARGUMENT, "wrong shape");
+    CHECK(strstr(ember_last_error(), name) != NULL && strstr(ember_last_error(), "expected"),
+          "message names the input: %s", ember_last_error());
+    wrong = in;
+    wrong.rank -= 1;
+    CHECK(ember_runnable_run(run, 1, &wrong) == EMBER_ERROR_ARGUMENT, "wrong rank");
+    wrong = in;
+    wrong.datum_type = EMBER_I64;
+    CHECK(ember_runnable_run(run, 1, &wrong) == EMBER_ERROR_ARGUMENT, "wrong datum type");
+    CHECK(strstr(ember_last_error(), "i64") != NULL, "message names the type: %s",
+          ember_last_error());
+    wrong = in;
+    wrong.rank = 99;
+    CHECK(ember_runnable_run(run, 1, &wrong) == EMBER_ERROR_ARGUMENT, "absurd rank");
+    CHECK(ember_runnable_new(NULL, &run) == EMBER_ERROR_ARGUMENT, "NULL model");
+    CHECK(ember_runnable_new(model, NULL) == EMBER_ERROR_ARGUMENT, "NULL out");
+    ember_runnable_free(run);
+}
+
+static void check_load_errors(void)
+{
+    ember_model *model = (ember_model *)1; /* must be set to NULL on failure */
+    CHECK(ember_model_load(NULL, &model) == EMBER_ERROR_ARGUMENT, "NULL path");
+    CHECK(ember_model_load("/nonexistent/plan.tgz", &model) == EMBER_ERROR_IO,
+          "missing file: %s", ember_last_error());
+    CHECK(model == NULL, "out_model reset on failure");
+    CHECK(strstr(ember_last_error(), "/nonexistent/plan.tgz") != NULL, "message names the path");
+    char garbage[1000];
+    for (size_t i = 0; i < sizeof garbage; i++)
+        garbage[i] = (char)(i * 7919 % 251);
+    CHECK(ember_model_load_buffer(garbage, sizeof garbage, &model) == EMBER_ERROR_FORMAT,
+          "garbage buffer: %s", ember_last_error());
+    CHECK(ember_last_error()[0] != '\0', "garbage has a message");
+    CHECK(ember_model_load_buffer(garbage, 0, &model) == EMBER_ERROR_FORMAT, "empty buffer");
+    CHECK(ember_model_load_buffer(NULL, 10, &model) == EMBER_ERROR_ARGUMENT, "NULL buffer");
+    CHECK(ember_model_load_buffer(garbage, 10, NULL) == EMBER_ERROR_ARGUMENT, "NULL out");
+}
+
+static int parse_expectations(int argc, char **argv, expectations *e)
+{
+    int i = 2;
+    e->inputs = calloc((size_t)argc, sizeof(float));
+    e->outputs = calloc((size_t)argc, sizeof(float));
+    for (; i < argc && strcmp(argv[i], "--") != 0; i++)
+        e->inputs[e->input_count++] = strtof(argv[i], NULL);
+    if (i == argc)
+        return -1;
+    for (i++; i < argc; i++)
+        e->outputs[e->output_count++] = strtof(argv[i], NULL);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    expectations e = {0};
+    if (argc < 3 || parse_expectations(argc, argv, &e) != 0) {
+        fprintf(stderr, "usage: test_api PLAN.tar X0 X1 ... -- Y0 Y1 ...\n");
+        return 2;
+    }
+    CHECK(strcmp(ember_version(), "0.1.0") == 0, "version %s", ember_version());
+    CHECK(ember_datum_type_size(EMBER_F32) == 4 && ember_datum_type_size(EMBER_I64) == 8 &&
+          ember_datum_type_size((ember_datum_type)77) == 0, "datum type sizes");
+    ember_model_free(NULL);
+    ember_runnable_free(NULL);
+
+    ember_model *model = NULL;
+    CHECK(ember_model_load(argv[1], &model) == EMBER_OK, "load %s: %s", argv[1], ember_last_error());
+    if (model != NULL) {
+        check_model_queries(model);
+        check_run(model, &e, "from path");
+        check_run_errors(model, &e);
+        ember_model_free(model);
+    }
+
+    size_t size = 0;
+    void *bytes = read_file(argv[1], &size);
+    CHECK(bytes != NULL, "read %s", argv[1]);
+    model = NULL;
+    if (bytes != NULL) {
+        CHECK(ember_model_load_buffer(bytes, size, &model) == EMBER_OK, "load buffer: %s",
+              ember_last_error());
+        memset(bytes, 0, size); /* the model must not depend on the caller's buffer */
+        free(bytes);
+    }
+    if (model != NULL) {
+        check_run(model, &e, "from buffer");
+        ember_model_free(model);
+    }
+    check_load_errors();
+    free(e.inputs);
+    free(e.outputs);
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

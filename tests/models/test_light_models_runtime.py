@@ -1,0 +1,34 @@
+"""The nine model-zoo "light" architectures, cooked and run on the C runtime, match
+onnxruntime.
+
+Their shipped weights are one constant each, which would hide almost any bug, so
+tests/zoo.py replaces them with seeded random values (BatchNorm statistics recalibrated
+layer by layer) and exposes the logits (the input of the final Softmax) as an output:
+logits are compared, not only probabilities.
+"""
+import numpy as np
+import pytest
+
+import ember
+import zoo
+
+RTOL, ATOL = 1e-3, 1e-4
+
+
+@pytest.mark.parametrize("name", zoo.light_model_names())
+def test_light_model_on_c_runtime_matches_onnxruntime(name):
+    import onnxruntime as ort
+    proto = zoo.with_logits_output(zoo.randomized_light_model(name, seed=0))
+    x = np.random.default_rng(7).random((1, 3, 224, 224), dtype=np.float32)
+    session = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    expected = session.run(None, {session.get_inputs()[0].name: x})
+
+    model = ember.onnx().load(proto).into_model()
+    runnable = model.into_runnable()
+    got = runnable.run([x])
+    assert len(got) == len(expected)
+    for ours, theirs in zip(got, expected):
+        assert ours.shape == theirs.shape
+        np.testing.assert_allclose(ours, theirs, rtol=RTOL, atol=ATOL)
+    logits = got[-1]
+    assert logits.std() > 1e-3, "degenerate logits: the random weights did not propagate"

@@ -1,0 +1,23 @@
+"""The plan layer's C tests (tests/c/test_plan.c): NNEF parser, tar/tgz/directory
+archives, DEFLATE/gzip and .dat files. Built by scons into build/host/tests/test_plan
+(the session fixture in tests/conftest.py runs scons first); a missing binary is a
+failure, not a skip, so a broken build cannot pass silently.
+"""
+import os
+import re
+import subprocess
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TEST_PLAN = os.path.join(ROOT, "build", "host", "tests", "test_plan")
+FIXTURES = os.path.join(ROOT, "tests", "c", "fixtures")
+
+
+def test_plan_reader_c_tests_pass():
+    assert os.path.exists(TEST_PLAN), f"{TEST_PLAN} is missing: run scons"
+    result = subprocess.run([TEST_PLAN, FIXTURES], capture_output=True, text=True, timeout=300,
+                            cwd=ROOT)
+    last_line = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
+    summary = re.fullmatch(r"(\d+) passed, (\d+) failed", last_line)
+    assert summary, f"no summary line; stdout={result.stdout[-2000:]!r} stderr={result.stderr[-4000:]}"
+    assert result.returncode == 0 and summary.group(2) == "0", result.stderr[-4000:]
+    assert int(summary.group(1)) > 0
