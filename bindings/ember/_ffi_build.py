@@ -25,7 +25,8 @@ def header_declarations(text):
     text = text.replace("EMBER_API", "")
     for name, value in constants.items():
         text = re.sub(rf"\b{name}\b", value, text)
-    return text
+    # Substituted above so array sizes parse; declared again so Python sees them as lib.X.
+    return text + "".join(f"#define {name} {value}\n" for name, value in constants.items())
 
 
 def build_static_library():

@@ -92,6 +92,7 @@ static ember_status prepare_steps(ember_runnable *runnable, const prepare_work *
         ember_prepare_context ctx = {model, node, kernels, NULL, 0, 0};
         if (node->op->flags & EMBER_OP_FUSES_EPILOGUE)
             ctx.epilogue = &work->epilogues[n];
+        step->free_prepared = node->op->free_prepared;
         ember_status status = node->op->prepare(&ctx, &step->prepared);
         if (status != EMBER_OK)
             return status;
@@ -220,6 +221,7 @@ static ember_status prepare(ember_runnable *runnable, prepare_work *work)
     work->requests = calloc(values + nodes + 1, sizeof(ember_arena_request));
     runnable->tensors = calloc(values + 1, sizeof(ember_tensor));
     runnable->steps = calloc(nodes + 1, sizeof(ember_step));
+    runnable->step_count = runnable->steps ? nodes : 0;
     if (!work->live || !work->fused_into || !work->epilogues || !work->storage ||
         !work->scratch_bytes || !work->requests || !runnable->tensors || !runnable->steps)
         return ember_error_set(EMBER_ERROR_MEMORY, "out of memory preparing the model");
@@ -260,10 +262,11 @@ void ember_runnable_destroy(ember_runnable *runnable)
 {
     if (runnable == NULL)
         return;
-    for (size_t n = 0; runnable->steps && n < runnable->model->node_count; n++) {
+    /* Touches nothing of the model, which a careless caller may have freed first. */
+    for (size_t n = 0; n < runnable->step_count; n++) {
         const ember_step *step = &runnable->steps[n];
-        if (step->prepared != NULL && step->node->op->free_prepared != NULL)
-            step->node->op->free_prepared(step->prepared);
+        if (step->prepared != NULL && step->free_prepared != NULL)
+            step->free_prepared(step->prepared);
     }
     free(runnable->steps);
     free(runnable->tensors);

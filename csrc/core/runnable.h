@@ -32,6 +32,7 @@
 typedef struct ember_step {
     const ember_node *node;
     void *prepared;                  /* the op's prepared state, or NULL */
+    void (*free_prepared)(void *);   /* copied from the op: freeing never reads the model */
     const ember_tensor **inputs;     /* node->input_count pointers into runnable->tensors */
     void *scratch;                   /* into the arena, or NULL */
     int active;                      /* 0: dead, fused away or a view — never run */
@@ -41,6 +42,7 @@ struct ember_runnable {
     const ember_model *model;
     ember_tensor *tensors;           /* one per value: fact and where its bytes live */
     ember_step *steps;               /* one per node, in graph order */
+    size_t step_count;
     const ember_tensor **input_slots; /* storage behind every step's `inputs` */
     uint8_t *arena;
     size_t arena_bytes;
