@@ -47,8 +47,13 @@ def light_model_input(name, seed=0):
 
 
 def randomized_light_model(name, seed=0):
-    """The light model with seeded random weights and calibrated BatchNorm statistics."""
-    return onnx.load_from_string(_randomized_bytes(name, seed))
+    """The light model with seeded random weights and calibrated BatchNorm statistics.
+
+    Each call returns a new ModelProto (callers may change it); the work is cached.
+    """
+    model = onnx.ModelProto()
+    model.CopyFrom(_randomized(name, seed))
+    return model
 
 
 def with_logits_output(model, copy=True):
@@ -123,8 +128,8 @@ def _random_weight(role, node, shape, rng):
     return normal * np.float32(0.1)
 
 
-@functools.lru_cache(maxsize=None)
-def _randomized_bytes(name, seed):
+@functools.lru_cache(maxsize=4)
+def _randomized(name, seed):
     model = onnx.load(light_model_path(name))
     rng = np.random.default_rng(seed)
     graph = model.graph
@@ -150,7 +155,7 @@ def _randomized_bytes(name, seed):
     graph.input.extend(data_inputs)
     model.ir_version = max(model.ir_version, 4)     # initializers need not be inputs
     _calibrate_batchnorms(model, light_model_input(name, seed))
-    return model.SerializeToString()
+    return model
 
 
 def _calibrate_batchnorms(model, x):

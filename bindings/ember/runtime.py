@@ -145,7 +145,8 @@ class Runnable:
 
     def run(self, inputs):
         """Run on a list of numpy arrays (model order); returns a list of new arrays."""
-        arrays = [np.ascontiguousarray(x) for x in inputs]
+        # np.asarray, not np.ascontiguousarray: the latter turns a 0-d array into 1-d.
+        arrays = [np.asarray(x, order="C") for x in inputs]
         c_inputs = ffi.new("ember_tensor[]", max(len(arrays), 1))
         for c_tensor, array in zip(c_inputs, arrays):
             if array.dtype not in _CODES:

@@ -3,7 +3,7 @@ import numpy as np
 
 from ..errors import BadAttribute
 from ..ops.elementwise import Binary, Clamp, Unary
-from ..ops.matmul import MatMul
+from ..ops.matmul import MatMul, transposed
 from ..ops.shape import Squeeze, Unsqueeze
 from .registry import translator
 
@@ -114,13 +114,13 @@ def gemm(ctx):
     dtype = fa.dtype
     a, b = ctx.input(0), ctx.input(1)
     if trans_a and fa.value is not None:
-        a, trans_a = ctx.const(np.ascontiguousarray(fa.value.T), "a"), False
+        a, trans_a = ctx.const(transposed(fa.value), "a"), False
     scaled = False
     if fb.value is not None:
-        value = fb.value.T if trans_b else fb.value
+        value = transposed(fb.value) if trans_b else fb.value
         if alpha != 1.0:
-            value, scaled = value * np.asarray(alpha, dtype), True
-        b, trans_b = ctx.const(np.ascontiguousarray(value, dtype), "b"), False
+            value, scaled = (value * np.asarray(alpha, dtype)).astype(dtype), True
+        b, trans_b = ctx.const(value, "b"), False
     has_c = ctx.has_input(2) and beta != 0.0
     product = ctx.wire(MatMul(trans_a, trans_b), [a, b],
                        "matmul" if has_c or (alpha != 1.0 and not scaled) else None)

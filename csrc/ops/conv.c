@@ -12,7 +12,13 @@
  * IM2COL_BLOCK_BYTES) whatever the image size. A 1×1, stride-1, unpadded conv needs no
  * im2col: the input plane of each channel already is a row of B, and is packed as is.
  *
- * The bias (and any per-channel add or clamp fused by the core) is the GEMM epilogue.
+ * Depthwise convs (one input channel per group) are direct instead: as a GEMM they
+ * would be a 1-row product, wasting all but one row of every micro-kernel tile. Each
+ * output plane accumulates one tap at a time over the output range that tap keeps
+ * inside the input (computed once per tap, so the inner loop has no bounds checks).
+ *
+ * The bias (and any per-channel add or clamp fused by the core) is the GEMM epilogue,
+ * or applied by the depthwise loop.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -205,6 +211,7 @@ typedef struct conv_prepared {
     int64_t depth;                    /* K = group_in × prod(kernel) */
     int64_t in_pixels, out_pixels;
     int pointwise;                    /* 1×1, stride 1, no padding: B is the input itself */
+    int depthwise;                    /* one input channel per group: direct, no GEMM */
     int64_t block;                    /* output pixels per packed B block, multiple of nr */
     size_t group_filter_floats;       /* packed A floats of one group */
     float *packed_filter;             /* groups × group_filter_floats; NULL if computed */
@@ -261,6 +268,7 @@ static void conv_geometry(conv_prepared *p, const ember_node *node, const ember_
                         a->pad_after[d] == 0;
     }
     ember_shape_strides(p->in_dims, p->spatial, p->in_strides);
+    p->depthwise = p->group_in == 1;
 }
 
 static ember_status conv_bias(conv_prepared *p, const ember_prepare_context *ctx,
@@ -297,6 +305,10 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
     p->max = ctx->epilogue->max;
     conv_geometry(p, node, x, w, y);
 
+    if (p->depthwise) { /* reads the filter as is: nothing to pack, no scratch */
+        ctx->packed_bytes += 2 * (size_t)p->out_channels * sizeof(float);
+        return conv_bias(p, ctx, ember_node_input(model, node, BIAS));
+    }
     const size_t nr = p->kernel->nr;
     int64_t block = IM2COL_BLOCK_BYTES / (int64_t)sizeof(float) / (p->depth > 0 ? p->depth : 1);
     block = block / (int64_t)nr * (int64_t)nr;
@@ -395,6 +407,73 @@ static void pack_im2col(const conv_prepared *p, const float *input, int64_t firs
     }
 }
 
+/* Output range [*lo, *hi] along the last spatial dim whose input index o·s + offset
+ * falls inside [0, extent). Empty when *lo > *hi. */
+static void valid_range(int64_t offset, int64_t s, int64_t extent, int64_t out_extent,
+                        int64_t *lo, int64_t *hi)
+{
+    *lo = offset >= 0 ? 0 : (-offset + s - 1) / s;
+    *hi = extent - 1 - offset < 0 ? -1 : (extent - 1 - offset) / s;
+    if (*hi > out_extent - 1)
+        *hi = out_extent - 1;
+}
+
+/* One output plane of a depthwise conv: out = clamp(bias + Σ_taps w·in). Rows are the
+ * output positions sharing all coordinates but the last. */
+static void depthwise_plane(const conv_prepared *p, const float *in, const float *taps,
+                            float bias, float *out)
+{
+    const int last = p->spatial - 1;
+    const int64_t row_length = p->out_dims[last], rows = p->out_pixels / row_length;
+    const int64_t s = p->stride[last];
+    int64_t kpos[MAX_SPATIAL] = {0};
+    for (int64_t j = 0; j < p->out_pixels; j++)
+        out[j] = bias;
+    for (int64_t t = 0; t < p->depth; t++) {
+        const float w = taps[t];
+        const int64_t offset = kpos[last] * p->dilation[last] - p->pad_before[last];
+        int64_t lo, hi;
+        valid_range(offset, s, p->in_dims[last], row_length, &lo, &hi);
+        int64_t coord[MAX_SPATIAL] = {0};
+        for (int64_t r = 0; r < rows && lo <= hi; r++) {
+            int inside = 1;
+            int64_t base = offset;
+            for (int d = 0; d < last; d++) {
+                const int64_t i = coord[d] * p->stride[d] + kpos[d] * p->dilation[d] -
+                                  p->pad_before[d];
+                inside &= i >= 0 && i < p->in_dims[d];
+                base += i * p->in_strides[d];
+            }
+            /* Pointers start at the first valid position: `in + base` alone may point
+             * before the plane, which C does not allow even unread. */
+            const int64_t n = hi - lo + 1;
+            float *restrict dst = out + r * row_length + lo;
+            const float *restrict src = inside ? in + base + lo * s : in;
+            if (inside && s == 1) {
+                for (int64_t o = 0; o < n; o++)
+                    dst[o] += w * src[o];
+            } else if (inside) {
+                for (int64_t o = 0; o < n; o++)
+                    dst[o] += w * src[o * s];
+            }
+            for (int d = last - 1; d >= 0; d--) { /* next row */
+                if (++coord[d] < p->out_dims[d])
+                    break;
+                coord[d] = 0;
+            }
+        }
+        for (int d = last; d >= 0; d--) { /* next tap */
+            if (++kpos[d] < p->kernel_dims[d])
+                break;
+            kpos[d] = 0;
+        }
+    }
+    for (int64_t j = 0; j < p->out_pixels; j++) {
+        const float v = out[j] < p->min ? p->min : out[j];
+        out[j] = v > p->max ? p->max : v;
+    }
+}
+
 static const float *run_bias(conv_prepared *p, const ember_tensor *bias)
 {
     if (!p->bias_computed)
@@ -412,6 +491,16 @@ static void conv_run(const ember_node *node, void *prepared, const ember_op_io *
     conv_prepared *p = prepared;
     const float *input = io->inputs[INPUT]->data;
     float *output = io->output->data;
+    const float *bias = run_bias(p, io->inputs[BIAS]);
+    if (p->depthwise) {
+        const float *filter = io->inputs[FILTER]->data;
+        for (int64_t n = 0; n < p->batch; n++)
+            for (int64_t o = 0; o < p->out_channels; o++)
+                depthwise_plane(p, input + (n * p->channels + o / p->group_out) * p->in_pixels,
+                                filter + o * p->depth, bias[o],
+                                output + (n * p->out_channels + o) * p->out_pixels);
+        return;
+    }
     float *columns = io->scratch;
     const float *filter = p->packed_filter;
     if (filter == NULL) {
@@ -419,7 +508,6 @@ static void conv_run(const ember_node *node, void *prepared, const ember_op_io *
         pack_filter(p, io->inputs[FILTER]->data, packed);
         filter = packed;
     }
-    const float *bias = run_bias(p, io->inputs[BIAS]);
     const size_t row_bytes = (size_t)p->out_pixels * sizeof(float);
     for (int64_t n = 0; n < p->batch; n++) {
         for (int64_t g = 0; g < p->groups; g++) {

@@ -4,6 +4,8 @@ Each test writes a plan directory (graph.nnef + .dat files), runs it through the
 runtime and compares with a numpy computation written here from docs/plan-format.md.
 The runtime is reached through the bindings (ember.runtime) when they are installed,
 else through build/host/ember-run and .npy files — the same C code either way.
+EMBER_RUN=<command> forces the ember-run path with that program (a sanitizer build, or a
+wrapper that runs a cross-built ember-run under QEMU).
 """
 import importlib.util
 import itertools
@@ -15,7 +17,7 @@ import numpy as np
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-EMBER_RUN = os.path.join(ROOT, "build", "host", "ember-run")
+EMBER_RUN = os.environ.get("EMBER_RUN", os.path.join(ROOT, "build", "host", "ember-run"))
 RTOL, ATOL = 1e-4, 1e-5
 
 try:
@@ -28,6 +30,8 @@ except ImportError:  # the package is not installed: read the module from the tr
 try:
     import ember.runtime as rt
 except ImportError:
+    rt = None
+if "EMBER_RUN" in os.environ:
     rt = None
 
 RNG = np.random.default_rng(1234)
@@ -114,7 +118,7 @@ def nnef_padding(pads):
 BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
           "min": np.minimum, "max": np.maximum, "pow": np.power}
 BROADCASTS = [((3, 5, 7), (3, 5, 7)), ((3, 1, 7), (5, 1)), ((2, 3, 4, 5), (1, 3, 1, 1)),
-              ((7,), (2, 3, 7)), ((1, 1), (9, 1, 13)), ((), (4, 3))]
+              ((7,), (2, 3, 7)), ((1, 1), (9, 1, 13)), ((1,), (4, 3))]
 
 
 @pytest.mark.parametrize("op", sorted(BINARY))
@@ -126,6 +130,11 @@ def test_binary(op, shapes):
     if op == "div":
         b = np.sign(b) * (np.abs(b) + 0.5)
     check({"a": a, "b": b}, [f"y = {op}(a, b);"], BINARY[op](a, b).astype(np.float32))
+
+
+def test_binary_rank0_variable(op="mul"):
+    a, k = rand(4, 3), np.array(0.75, np.float32)
+    check({"a": a}, ["y = mul(k, a);"], k * a, {"k": k})
 
 
 @pytest.mark.parametrize("op", ["add", "mul", "max", "sub"])
@@ -206,6 +215,10 @@ CONV_CASES = {
     "groups": ((1, 6, 9, 10), (9, 2, 3, 3), 3, [(1, 1), (1, 1)], [1, 2], [1, 1]),
     "depthwise": ((1, 7, 12, 11), (7, 1, 3, 3), 0, [(1, 1), (1, 1)], [2, 2], [1, 1]),
     "depthwise-multiplier": ((1, 4, 8, 8), (8, 1, 5, 5), 4, [(2, 2), (2, 2)], [1, 1], [1, 1]),
+    "depthwise-1d-dilated": ((2, 5, 23), (5, 1, 3), 0, [(2, 1)], [2], [2]),
+    "depthwise-3d": ((1, 3, 5, 6, 7), (6, 1, 2, 3, 3), 3, [(1, 0), (1, 1), (0, 2)], [1, 1, 2],
+                     [1, 2, 1]),
+    "depthwise-huge-pad": ((1, 2, 3, 4), (2, 1, 3, 3), 0, [(4, 5), (6, 3)], [2, 3], [1, 1]),
     "pointwise": ((2, 19, 7, 9), (23, 19, 1, 1), 1, [(0, 0), (0, 0)], [1, 1], [1, 1]),
     "pointwise-stride2": ((1, 5, 9, 9), (3, 5, 1, 1), 1, [(0, 0), (0, 0)], [2, 2], [1, 1]),
     "auto-same-stride2": ((1, 3, 13, 10), (4, 3, 3, 3), 1, None, [2, 2], [1, 1]),
