@@ -9,7 +9,6 @@ import warnings
 
 import numpy as np
 
-from . import datum
 from .errors import CookError, MissingFact, ShapeError, node_context
 from .facts import Fact, InferenceFact, parse_fact
 from .ir import Graph

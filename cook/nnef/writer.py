@@ -9,7 +9,6 @@ Constants are written where they are used: a single value as a literal, anything
 as a `variable` with its own .dat file (labels are the identifiers, so valid NNEF
 names), each constant written once however many nodes read it.
 """
-import numpy as np
 
 from .. import __version__
 from ..errors import CookError, UnsupportedOp, node_context

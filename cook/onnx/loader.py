@@ -16,7 +16,7 @@ from ..errors import CookError, FormatError
 from ..facts import InferenceFact
 from ..ir import Graph, Outlet
 from ..model import InferenceModel
-from ..ops.source import Const, Source
+from ..ops.source import Const
 from .registry import OnnxNode
 
 

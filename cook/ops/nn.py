@@ -2,7 +2,6 @@
 import numpy as np
 
 from ..errors import ShapeError, UnsupportedOp
-from ..facts import Fact
 from ..ir import Patch
 from .base import Op, expect_inputs, f32, normalize_axis
 from .elementwise import Binary

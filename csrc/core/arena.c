@@ -13,6 +13,8 @@
 #include "base/error.h"
 #include "core/runnable.h"
 
+/* Offsets are rounded to EMBER_ARENA_ALIGNMENT so every tensor starts on a cache line and
+ * any SIMD load in an op or kernel is aligned at the tensor start. */
 static size_t align_up(size_t n)
 {
     return (n + EMBER_ARENA_ALIGNMENT - 1) & ~(size_t)(EMBER_ARENA_ALIGNMENT - 1);
@@ -50,6 +52,7 @@ static void sort_order(const ember_arena_request *requests, size_t *order, size_
         order[k] = tmp[k];
 }
 
+/* Placed neighbours are scanned by offset to find the first gap. */
 static int by_offset(const void *a, const void *b)
 {
     const ember_arena_request *ra = *(ember_arena_request *const *)a;

@@ -26,6 +26,8 @@ int ember_expr_number(const ember_nnef_expr *e, double *out_value, int *out_is_i
 /* Integers in attributes must fit comfortably in int64 arithmetic (dims, pads). */
 #define ATTR_INT_LIMIT 4611686018427387904.0 /* 2^62 */
 
+/* An integer-valued number. 3.0 is accepted as 3: some writers print every number as a
+ * float, and the value, not the spelling, is what matters. */
 static int expr_int(const ember_nnef_expr *e, int64_t *out)
 {
     double value;
@@ -38,6 +40,9 @@ static int expr_int(const ember_nnef_expr *e, int64_t *out)
     return 1;
 }
 
+/* The readers below share one shape: absent → default, wrong kind → an error naming the
+ * node and the attribute, so a bad attribute reads like "node 'n7' (conv): attribute
+ * 'stride' must be a list of integers". */
 ember_status ember_attr_int(const ember_node *node, const char *name, const ember_nnef_expr *e,
                             int64_t default_value, int64_t *out)
 {
@@ -117,6 +122,9 @@ ember_status ember_attr_int_list(const ember_node *node, const char *name,
     return EMBER_OK;
 }
 
+/* NNEF padding is a list of (before, after) tuples, one per padded dim. Negative padding
+ * (cropping) is valid in some frameworks but not something our loops handle, so it is
+ * refused here rather than producing wrong windows later. */
 ember_status ember_attr_padding(const ember_node *node, const char *name,
                                 const ember_nnef_expr *e, int64_t *before, int64_t *after,
                                 int capacity, int *out_count)
@@ -148,6 +156,8 @@ ember_status ember_attr_padding(const ember_node *node, const char *name,
     return EMBER_OK;
 }
 
+/* Axis lists are normalised in place at load, so ops index dims directly at run time
+ * without re-checking. */
 ember_status ember_attr_axes(const ember_node *node, const char *name, int64_t *axes,
                              int count, int rank, int unique)
 {

@@ -26,6 +26,8 @@ typedef struct use_info {
     uint8_t *is_output;
 } use_info;
 
+/* Fusion matches by NNEF name: it reasons about what the consumer computes, which is
+ * exactly what the name means in docs/plan-format.md. */
 static int is_op(const ember_node *node, const char *name)
 {
     return strcmp(node->op->name, name) == 0;
@@ -72,6 +74,9 @@ static int bias_axis(const ember_value *k, const ember_value *out)
     return axis;
 }
 
+/* Fold constant `k` into the epilogue bias along the axis it varies on. The bias is
+ * accumulated in a float array of the output axis' length, so several adds (tract may
+ * emit a bias add and a BatchNorm shift) fold into one. Returns 1 when fused. */
 static int fuse_bias(const ember_node *gemm, const ember_value *out, const ember_value *k,
                      ember_epilogue *epilogue)
 {
@@ -136,6 +141,8 @@ static int absorb(const ember_model *model, const ember_node *gemm, const ember_
     return 0;
 }
 
+/* Follow single consumers from the GEMM's output, absorbing while `absorb` accepts. The
+ * chain stops at the first value someone else needs as is. */
 static void fuse_chain(const ember_model *model, const use_info *uses, size_t g,
                        int *fused_into, ember_epilogue *epilogue)
 {
@@ -150,6 +157,8 @@ static void fuse_chain(const ember_model *model, const use_info *uses, size_t g,
     }
 }
 
+/* Use counts are over live nodes only: a dead reader (pruned later) must not prevent a
+ * fusion, and a node reading a value twice (add(c, c)) counts twice, which blocks it. */
 ember_status ember_fuse_epilogues(const ember_model *model, const uint8_t *live,
                                   int *fused_into, ember_epilogue *epilogues)
 {

@@ -32,6 +32,8 @@
 /* Inline literals are meant to be small; a larger one is a malformed plan. */
 #define MAX_LITERAL_ITEMS (1 << 20)
 
+/* Every load-time failure about a node goes through here, so that all of them carry the
+ * same "file:line: node 'name' (op):" prefix that users grep their graph.nnef with. */
 ember_status ember_node_error(const ember_node *node, ember_status status, const char *fmt, ...)
 {
     char message[768];
@@ -52,6 +54,8 @@ typedef struct name_map {
     size_t capacity, count;
 } name_map;
 
+/* FNV-1a: tiny, no tables, and good enough for identifiers like "n508" or
+ * "_features_features_0_Conv" — collisions only cost a probe. */
 static size_t name_hash(const char *s)
 {
     size_t h = 2166136261u; /* FNV-1a */
@@ -60,6 +64,8 @@ static size_t name_hash(const char *s)
     return h;
 }
 
+/* The value id of `key`, or -1. The table is never full (load factor ≤ 1/2), so the
+ * probe always reaches an empty slot. */
 static int name_map_get(const name_map *map, const char *key)
 {
     if (map->capacity == 0)
@@ -72,6 +78,8 @@ static int name_map_get(const name_map *map, const char *key)
     }
 }
 
+/* Double the table and re-insert; 0 on success. Graphs of tens of thousands of nodes
+ * would make a linear scan quadratic, hence a hash at all. */
 static int name_map_grow(name_map *map)
 {
     const size_t capacity = map->capacity ? map->capacity * 2 : 64;
@@ -126,6 +134,8 @@ typedef struct builder {
     name_map names;
 } builder;
 
+/* Make room for one more item in a doubling array; new slots are zeroed so a partly
+ * built entry is always safe to free. 0 on success. */
 static int grow(void **items, size_t *capacity, size_t count, size_t item_size)
 {
     if (count < *capacity)
@@ -157,6 +167,8 @@ static ember_status new_value(ember_model *model, const char *name, int *out_id)
 }
 
 /* Checks a value's shape is representable and sets it. */
+/* Shapes come from the file (externals, variables) or from shape rules fed by the file,
+ * so each one is checked to fit in memory before anything sizes a buffer from it. */
 static ember_status set_value_shape(const ember_model *model, ember_value *value,
                                     ember_datum_type dt, int rank, const int64_t *shape,
                                     int line)
@@ -215,6 +227,8 @@ static ember_status read_properties(ember_model *model, const ember_nnef_documen
 /* ---------------------------------------------------------------- invocation arguments */
 
 /* The argument named `name`, or else the positional argument `position`, or NULL. */
+/* Sources (external, variable) are not op-table entries: their few arguments are
+ * looked up here directly, positional or named, as NNEF allows both. */
 static const ember_nnef_expr *find_arg(const ember_nnef_expr *invocation, const char *name,
                                        size_t position)
 {
@@ -265,6 +279,8 @@ static ember_status read_declared_shape(const builder *b, const char *what, int 
 
 /* ---------------------------------------------------------------- sources */
 
+/* A graph input. NNEF's generic type picks the datum type (scalar → f32, integer → i64,
+ * logical → bool); tract's tract_core_external names it as a string instead. */
 static ember_status build_external(builder *b, int id, const ember_nnef_expr *call, int line)
 {
     ember_model *model = b->model;
@@ -296,6 +312,9 @@ static ember_status build_external(builder *b, int id, const ember_nnef_expr *ca
     return set_value_shape(model, value, dt, rank, shape, line);
 }
 
+/* A constant from "<label>.dat". The .dat header decides the datum type (the NNEF generic
+ * type only says "scalar" even for i64 weights written by tract); its shape must equal
+ * the declared one, or the plan is inconsistent. The data stays in the archive. */
 static ember_status build_variable(builder *b, int id, const ember_nnef_expr *call, int line)
 {
     ember_model *model = b->model;
@@ -409,6 +428,8 @@ static ember_datum_type literal_type(const ember_nnef_expr *e)
     return (ember_datum_type)0;
 }
 
+/* Literals may appear as a whole right-hand side or as an argument; a UNARY is allowed
+ * because "-1.5" may reach us as minus applied to 1.5 (literal_fill rejects others). */
 static int is_literal(const ember_nnef_expr *e)
 {
     return e->kind == EMBER_NNEF_NUMBER || e->kind == EMBER_NNEF_LOGICAL ||
@@ -479,6 +500,8 @@ static ember_status tensor_argument(builder *b, const ember_node *node, const ch
 
 /* Pair the invocation's arguments with the op's parameters: positional ones in order,
  * named ones by name. */
+/* Errors here are the plan's fault (a writer bug or a hand edit), so they name the
+ * offending argument; the op never sees an unbound or doubly bound parameter. */
 static ember_status bind_arguments(const ember_node *node, const ember_nnef_expr *call,
                                    const ember_nnef_expr **bound)
 {
@@ -511,6 +534,7 @@ static ember_status bind_arguments(const ember_node *node, const ember_nnef_expr
     return EMBER_OK;
 }
 
+/* Append one input value id; concat's list makes the count open-ended. */
 static ember_status add_node_input(ember_node *node, int id, size_t *capacity)
 {
     if (node->input_count == *capacity) {
@@ -579,6 +603,8 @@ static ember_status bind_tensors(builder *b, ember_node *node, const ember_nnef_
     return status;
 }
 
+/* A node of the op table: bind, parse attributes, run the shape rule. Errors leave the
+ * node in the model, so ember_model_destroy frees whatever was built so far. */
 static ember_status build_node(builder *b, const char *name, const ember_op *op,
                                const ember_nnef_expr *call, int line)
 {
@@ -635,6 +661,8 @@ static ember_status build_node(builder *b, const char *name, const ember_op *op,
 
 /* ---------------------------------------------------------------- assignments */
 
+/* One `name = rvalue;` of the graph body. Assigning a name twice is refused: NNEF is
+ * single-assignment, and a silent rebinding would make graph outputs ambiguous. */
 static ember_status build_assignment(builder *b, const ember_nnef_assignment *assignment)
 {
     ember_model *model = b->model;
@@ -690,6 +718,9 @@ static ember_status build_assignment(builder *b, const ember_nnef_assignment *as
 
 /* ---------------------------------------------------------------- graph inputs/outputs */
 
+/* The graph declaration's input and output lists, in declaration order — the order of
+ * the public API. Inputs must be externals; outputs may be any value (even a constant
+ * or an input). */
 static ember_status bind_graph_ends(builder *b)
 {
     ember_model *model = b->model;
@@ -747,6 +778,8 @@ static ember_status bind_graph_ends(builder *b)
 
 /* ---------------------------------------------------------------- entry points */
 
+/* Properties first: a plan too new for this runtime should say so, not fail on the
+ * first op it does not know. */
 static ember_status build(ember_model *model, const ember_nnef_document *doc)
 {
     builder b = {model, doc, {NULL, NULL, 0, 0}};
@@ -759,6 +792,9 @@ static ember_status build(ember_model *model, const ember_nnef_document *doc)
     return status;
 }
 
+/* Entry point from the API: the archive is opened by the caller (path or buffer), the
+ * rest is here. The model owns the archive from the first line, so every failure path
+ * is one ember_model_destroy. */
 ember_status ember_model_from_archive(ember_archive *archive, ember_model **out_model)
 {
     ember_model *model = calloc(1, sizeof *model);
@@ -802,6 +838,8 @@ ember_status ember_model_from_archive(ember_archive *archive, ember_model **out_
     return EMBER_OK;
 }
 
+/* Frees everything a model may hold, including a partly built one (arrays are zeroed as
+ * they grow, so unbuilt slots hold NULL). */
 void ember_model_destroy(ember_model *model)
 {
     if (model == NULL)

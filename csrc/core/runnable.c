@@ -76,6 +76,9 @@ static void assign_storage(const ember_model *model, const prepare_work *work)
 
 /* ---------------------------------------------------------------- 4. prepare ops */
 
+/* Prepare every node that will run. The kernel choice is made once for the runnable
+ * (the dispatch table is per CPU), and each op packs its weights for that kernel's tile
+ * shape — a runnable prepared here must not move to a different CPU type. */
 static ember_status prepare_steps(ember_runnable *runnable, const prepare_work *work)
 {
     const ember_model *model = runnable->model;
@@ -107,6 +110,8 @@ static ember_status prepare_steps(ember_runnable *runnable, const prepare_work *
 /* Lifetimes in steps: a value lives from its producer's step (graph inputs from step
  * 0) to the last step that reads it, or to the end when it is a graph output. Aliases
  * extend the lifetime of their storage representative. */
+/* Requests are indexed by value id, then one scratch request per node after them; a
+ * value that is not its own storage (alias, constant) requests 0 bytes. */
 static void collect_requests(const ember_model *model, const prepare_work *work)
 {
     const int end = (int)model->node_count;
@@ -155,6 +160,8 @@ static void collect_requests(const ember_model *model, const prepare_work *work)
     }
 }
 
+/* Plan the arena and point every value's tensor at its bytes. Data pointers are fixed
+ * from here on: running never recomputes addresses. */
 static ember_status place_tensors(ember_runnable *runnable, const prepare_work *work)
 {
     const ember_model *model = runnable->model;
@@ -189,6 +196,8 @@ static ember_status place_tensors(ember_runnable *runnable, const prepare_work *
 }
 
 /* Every step's input pointers, from one block. */
+/* Ops receive their inputs as pointers to the runnable's tensors, built once here, so a
+ * step's run is a single indirect call with no per-run setup. */
 static ember_status wire_inputs(ember_runnable *runnable)
 {
     const ember_model *model = runnable->model;
@@ -209,6 +218,8 @@ static ember_status wire_inputs(ember_runnable *runnable)
 
 /* ---------------------------------------------------------------- create / destroy */
 
+/* The steps of runnable.h in order. Any failure returns with the runnable partly
+ * built; ember_runnable_destroy copes with that. */
 static ember_status prepare(ember_runnable *runnable, prepare_work *work)
 {
     const ember_model *model = runnable->model;
@@ -277,6 +288,9 @@ void ember_runnable_destroy(ember_runnable *runnable)
 
 /* ---------------------------------------------------------------- running */
 
+/* The caller's tensor must match the input fact exactly: the arena slot was sized from
+ * the fact, and a mismatch is the most common integration mistake, so the message says
+ * both what was expected and what was given. */
 static ember_status check_input(const ember_model *model, size_t index, const ember_tensor *in)
 {
     const ember_value *fact = &model->values[model->inputs[index]];
@@ -298,6 +312,9 @@ static ember_status check_input(const ember_model *model, size_t index, const em
                                    : "(bad rank)");
 }
 
+/* Check every input before touching the arena: a rejected call leaves the previous
+ * run's outputs readable. Once copying starts, has_run stays cleared until the last step
+ * finished, so a half-computed output is never handed out as a result. */
 ember_status ember_runnable_execute(ember_runnable *runnable, size_t n_inputs,
                                     const ember_tensor *inputs)
 {

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The one table of datum types: name (as in messages, .npy and tract's datum_type
+ * strings) and item size. */
 static const struct {
     ember_datum_type dt;
     const char *name;
@@ -39,6 +41,8 @@ size_t ember_datum_size(ember_datum_type dt)
     return 0;
 }
 
+/* No overflow check here on purpose: every shape reaching this was validated by
+ * ember_shape_bytes when its value was created. */
 int64_t ember_shape_count(const int64_t *shape, int rank)
 {
     int64_t count = 1;
@@ -78,6 +82,7 @@ void ember_shape_strides(const int64_t *shape, int rank, int64_t *strides)
     }
 }
 
+/* `out` must not alias the inputs: it is written while they are still read. */
 int ember_shape_broadcast(const int64_t *a, int rank_a, const int64_t *b, int rank_b,
                           int64_t *out, int *out_rank)
 {
@@ -97,6 +102,8 @@ int ember_shape_broadcast(const int64_t *a, int rank_a, const int64_t *b, int ra
     return 0;
 }
 
+/* A stride of 0 makes a stretched dim re-read the same items: how every broadcasting op
+ * walks its operands without materialising them. */
 void ember_broadcast_strides(const int64_t *in, int rank_in, const int64_t *out, int rank_out,
                              int64_t *strides)
 {
@@ -118,6 +125,8 @@ int ember_shape_equal(const int64_t *a, int rank_a, const int64_t *b, int rank_b
     return 1;
 }
 
+/* Messages quote shapes the way numpy users read them; truncation keeps a message
+ * intact even for absurd ranks. */
 const char *ember_shape_format(const int64_t *shape, int rank, char *buf, size_t capacity)
 {
     size_t used = 0;

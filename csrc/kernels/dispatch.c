@@ -132,6 +132,20 @@ const ember_f32_gemm_kernel ember_f32_gemm_kernels[] = {
 const size_t ember_f32_gemm_kernel_count =
     sizeof(ember_f32_gemm_kernels) / sizeof(ember_f32_gemm_kernels[0]);
 
+#define EMBER_F32_VUNARY_ENTRY(name, isa) {#name, isa, ember_##name},
+#define EMBER_F32_VUNARY_TABLE(family, LIST)                                               \
+    const ember_f32_vunary_kernel ember_f32_##family##_kernels[] = {                       \
+        LIST(EMBER_F32_VUNARY_ENTRY)                                                       \
+    };                                                                                     \
+    const size_t ember_f32_##family##_kernel_count =                                       \
+        sizeof(ember_f32_##family##_kernels) / sizeof(ember_f32_##family##_kernels[0]);
+EMBER_F32_VUNARY_TABLE(vexp, EMBER_F32_VEXP_KERNELS)
+EMBER_F32_VUNARY_TABLE(vsigmoid, EMBER_F32_VSIGMOID_KERNELS)
+EMBER_F32_VUNARY_TABLE(vtanh, EMBER_F32_VTANH_KERNELS)
+EMBER_F32_VUNARY_TABLE(verf, EMBER_F32_VERF_KERNELS)
+#undef EMBER_F32_VUNARY_TABLE
+#undef EMBER_F32_VUNARY_ENTRY
+
 /* ---------------------------------------------------------------- choice */
 
 static ember_kernel_config config;
@@ -152,6 +166,24 @@ static int forced_isa(void)
     return -1;
 }
 
+/* The same rule for an elementwise family: the last usable kernel, or the forced ISA's. */
+static const ember_f32_vunary_kernel *choose_vunary(const ember_f32_vunary_kernel *kernels,
+                                                    size_t count, int forced)
+{
+    const ember_f32_vunary_kernel *chosen = &kernels[0];
+    for (size_t i = 0; i < count; i++) {
+        if (ember_cpu_has(kernels[i].isa)) {
+            chosen = &kernels[i];
+        }
+    }
+    for (size_t i = 0; forced >= 0 && i < count; i++) {
+        if (kernels[i].isa == (ember_isa)forced) {
+            chosen = &kernels[i];
+        }
+    }
+    return chosen;
+}
+
 static void config_fill(void)
 {
     /* The scalar kernel is first in every list and always usable. */
@@ -168,6 +200,14 @@ static void config_fill(void)
             config.f32_gemm = &ember_f32_gemm_kernels[i];
         }
     }
+    config.f32_vexp =
+        choose_vunary(ember_f32_vexp_kernels, ember_f32_vexp_kernel_count, forced);
+    config.f32_vsigmoid =
+        choose_vunary(ember_f32_vsigmoid_kernels, ember_f32_vsigmoid_kernel_count, forced);
+    config.f32_vtanh =
+        choose_vunary(ember_f32_vtanh_kernels, ember_f32_vtanh_kernel_count, forced);
+    config.f32_verf =
+        choose_vunary(ember_f32_verf_kernels, ember_f32_verf_kernel_count, forced);
 }
 
 const ember_kernel_config *ember_kernel_config_get(void)

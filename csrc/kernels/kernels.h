@@ -7,9 +7,10 @@
  * x86/f32_gemm_6x16__avx2_fma.c. Every family has a portable scalar kernel under
  * generic/ that reads like the definition; every other kernel is tested against it.
  *
- * One list drives everything: EMBER_F32_GEMM_KERNELS below declares the kernels this
- * build compiles. Dispatch (dispatch.c), the kernel tests and the benchmarks expand it,
- * so adding a kernel is one line here plus its file.
+ * One list drives everything: EMBER_F32_GEMM_KERNELS (and EMBER_F32_V<OP>_KERNELS for
+ * the elementwise families) below declares the kernels this build compiles. Dispatch
+ * (dispatch.c), the kernel tests and the benchmarks expand it, so adding a kernel is one
+ * line here plus its file.
  */
 #ifndef EMBER_KERNELS_H
 #define EMBER_KERNELS_H
@@ -122,6 +123,89 @@ void ember_f32_gemm_packed(const ember_f32_gemm_kernel *kernel, size_t m, size_t
                            const float *a_packed, const float *b_packed, float *c,
                            size_t c_row_stride, const ember_f32_gemm_params *params);
 
+/* ---------------------------------------------------------------- f32 elementwise math */
+
+/*
+ * Elementwise transcendental families: vexp, vsigmoid, vtanh, verf.
+ *
+ *   y[i] = f(x[i]) for i < n
+ *
+ * n = 0 does nothing. y may equal x (in place); otherwise the ranges must not overlap.
+ * Exactly x[0..n) is read and y[0..n) written (tails are masked or go through a stack
+ * copy). No alignment is required. NaN in gives NaN out; exp(+inf) = +inf,
+ * exp(-inf) = +0, sigmoid / tanh / erf saturate to their limits. The error bounds,
+ * measured against double-precision libm over a dense sweep, are in README.md and
+ * asserted by tests/c/test_vmath.c. The armv7 NEON kernels flush subnormal inputs and
+ * results to zero (the ARMv7 Advanced SIMD unit has no subnormals). The scalar kernels
+ * call libm. Pure functions: no state, thread-safe.
+ */
+typedef void (*ember_f32_vunary_fn)(size_t n, const float *x, float *y);
+
+typedef struct ember_f32_vunary_kernel {
+    const char *name; /* "f32_vexp__avx2_fma" */
+    ember_isa isa;
+    ember_f32_vunary_fn fn;
+} ember_f32_vunary_kernel;
+
+/* X(name, isa) per family: the kernels of this build, best last within each family. */
+#define EMBER_F32_VEXP_KERNELS_GENERIC(X) X(f32_vexp__scalar, EMBER_ISA_SCALAR)
+#define EMBER_F32_VSIGMOID_KERNELS_GENERIC(X) X(f32_vsigmoid__scalar, EMBER_ISA_SCALAR)
+#define EMBER_F32_VTANH_KERNELS_GENERIC(X) X(f32_vtanh__scalar, EMBER_ISA_SCALAR)
+#define EMBER_F32_VERF_KERNELS_GENERIC(X) X(f32_verf__scalar, EMBER_ISA_SCALAR)
+#if defined(__x86_64__) || defined(_M_X64)
+#define EMBER_F32_VEXP_KERNELS(X)                                                          \
+    EMBER_F32_VEXP_KERNELS_GENERIC(X) X(f32_vexp__avx2_fma, EMBER_ISA_AVX2_FMA)
+#define EMBER_F32_VSIGMOID_KERNELS(X)                                                      \
+    EMBER_F32_VSIGMOID_KERNELS_GENERIC(X) X(f32_vsigmoid__avx2_fma, EMBER_ISA_AVX2_FMA)
+#define EMBER_F32_VTANH_KERNELS(X)                                                         \
+    EMBER_F32_VTANH_KERNELS_GENERIC(X) X(f32_vtanh__avx2_fma, EMBER_ISA_AVX2_FMA)
+#define EMBER_F32_VERF_KERNELS(X)                                                          \
+    EMBER_F32_VERF_KERNELS_GENERIC(X) X(f32_verf__avx2_fma, EMBER_ISA_AVX2_FMA)
+#elif defined(__aarch64__)
+#define EMBER_F32_VEXP_KERNELS(X)                                                          \
+    EMBER_F32_VEXP_KERNELS_GENERIC(X) X(f32_vexp__neon_aarch64, EMBER_ISA_NEON_AARCH64)
+#define EMBER_F32_VSIGMOID_KERNELS(X)                                                      \
+    EMBER_F32_VSIGMOID_KERNELS_GENERIC(X)                                                  \
+    X(f32_vsigmoid__neon_aarch64, EMBER_ISA_NEON_AARCH64)
+#define EMBER_F32_VTANH_KERNELS(X)                                                         \
+    EMBER_F32_VTANH_KERNELS_GENERIC(X) X(f32_vtanh__neon_aarch64, EMBER_ISA_NEON_AARCH64)
+#define EMBER_F32_VERF_KERNELS(X)                                                          \
+    EMBER_F32_VERF_KERNELS_GENERIC(X) X(f32_verf__neon_aarch64, EMBER_ISA_NEON_AARCH64)
+#elif defined(__arm__) && defined(__ARM_NEON)
+#define EMBER_F32_VEXP_KERNELS(X)                                                          \
+    EMBER_F32_VEXP_KERNELS_GENERIC(X) X(f32_vexp__neon_armv7, EMBER_ISA_NEON_ARMV7)
+#define EMBER_F32_VSIGMOID_KERNELS(X)                                                      \
+    EMBER_F32_VSIGMOID_KERNELS_GENERIC(X)                                                  \
+    X(f32_vsigmoid__neon_armv7, EMBER_ISA_NEON_ARMV7)
+#define EMBER_F32_VTANH_KERNELS(X)                                                         \
+    EMBER_F32_VTANH_KERNELS_GENERIC(X) X(f32_vtanh__neon_armv7, EMBER_ISA_NEON_ARMV7)
+#define EMBER_F32_VERF_KERNELS(X)                                                          \
+    EMBER_F32_VERF_KERNELS_GENERIC(X) X(f32_verf__neon_armv7, EMBER_ISA_NEON_ARMV7)
+#else
+#define EMBER_F32_VEXP_KERNELS(X) EMBER_F32_VEXP_KERNELS_GENERIC(X)
+#define EMBER_F32_VSIGMOID_KERNELS(X) EMBER_F32_VSIGMOID_KERNELS_GENERIC(X)
+#define EMBER_F32_VTANH_KERNELS(X) EMBER_F32_VTANH_KERNELS_GENERIC(X)
+#define EMBER_F32_VERF_KERNELS(X) EMBER_F32_VERF_KERNELS_GENERIC(X)
+#endif
+
+#define EMBER_DECLARE_F32_VUNARY(name, isa)                                                \
+    void ember_##name(size_t n, const float *x, float *y);
+EMBER_F32_VEXP_KERNELS(EMBER_DECLARE_F32_VUNARY)
+EMBER_F32_VSIGMOID_KERNELS(EMBER_DECLARE_F32_VUNARY)
+EMBER_F32_VTANH_KERNELS(EMBER_DECLARE_F32_VUNARY)
+EMBER_F32_VERF_KERNELS(EMBER_DECLARE_F32_VUNARY)
+#undef EMBER_DECLARE_F32_VUNARY
+
+/* Every kernel of each family's list, in list order, and how many there are. */
+extern const ember_f32_vunary_kernel ember_f32_vexp_kernels[];
+extern const size_t ember_f32_vexp_kernel_count;
+extern const ember_f32_vunary_kernel ember_f32_vsigmoid_kernels[];
+extern const size_t ember_f32_vsigmoid_kernel_count;
+extern const ember_f32_vunary_kernel ember_f32_vtanh_kernels[];
+extern const size_t ember_f32_vtanh_kernel_count;
+extern const ember_f32_vunary_kernel ember_f32_verf_kernels[];
+extern const size_t ember_f32_verf_kernel_count;
+
 /* ---------------------------------------------------------------- dispatch */
 
 /* The kernel chosen for each family on this CPU: the last kernel of the family's list
@@ -132,6 +216,10 @@ void ember_f32_gemm_packed(const ember_f32_gemm_kernel *kernel, size_t m, size_t
  * it and the family has one, and is ignored otherwise, as is an unknown name. */
 typedef struct ember_kernel_config {
     const ember_f32_gemm_kernel *f32_gemm;
+    const ember_f32_vunary_kernel *f32_vexp;
+    const ember_f32_vunary_kernel *f32_vsigmoid;
+    const ember_f32_vunary_kernel *f32_vtanh;
+    const ember_f32_vunary_kernel *f32_verf;
 } ember_kernel_config;
 
 const ember_kernel_config *ember_kernel_config_get(void);
