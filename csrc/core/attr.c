@@ -56,6 +56,8 @@ ember_status ember_attr_int(const ember_node *node, const char *name, const embe
     return EMBER_OK;
 }
 
+/* Integers are accepted where a float is expected (alpha = 1): NNEF's grammar does not
+ * distinguish them in every writer. */
 ember_status ember_attr_float(const ember_node *node, const char *name,
                               const ember_nnef_expr *e, double default_value, double *out)
 {
@@ -70,6 +72,8 @@ ember_status ember_attr_float(const ember_node *node, const char *name,
     return EMBER_OK;
 }
 
+/* Only the logical literals: 0/1 would be accepted by some readers, but NNEF has true and
+ * false and accepting more would hide writer bugs. */
 ember_status ember_attr_bool(const ember_node *node, const char *name, const ember_nnef_expr *e,
                              int default_value, int *out)
 {
@@ -84,6 +88,8 @@ ember_status ember_attr_bool(const ember_node *node, const char *name, const emb
     return EMBER_OK;
 }
 
+/* The returned pointer is into the AST: callers compare it during parse and store an enum,
+ * never the pointer. */
 ember_status ember_attr_string(const ember_node *node, const char *name,
                                const ember_nnef_expr *e, const char *default_value,
                                const char **out)
@@ -99,6 +105,8 @@ ember_status ember_attr_string(const ember_node *node, const char *name,
     return EMBER_OK;
 }
 
+/* Lists are bounded by the caller's fixed array (usually EMBER_MAX_RANK entries), so the
+ * attribute structs stay flat and are freed with one free(). */
 ember_status ember_attr_int_list(const ember_node *node, const char *name,
                                  const ember_nnef_expr *e, int64_t *out, int capacity,
                                  int *out_count)

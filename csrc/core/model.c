@@ -48,6 +48,8 @@ ember_status ember_node_error(const ember_node *node, ember_status status, const
 /* ---------------------------------------------------------------- name → value map */
 
 /* Open addressing over identifiers; keys point into the AST, which outlives the build. */
+/* Identifiers of the graph body → value ids. Aliases (`y = x;`) add a second key for
+ * an existing id, which is why names live here and not only on the values. */
 typedef struct name_map {
     const char **keys;
     int *ids;
@@ -128,6 +130,8 @@ static void name_map_free(name_map *map)
 
 /* ---------------------------------------------------------------- growing the model */
 
+/* State of one build: the model being filled, the document it comes from, the names
+ * defined so far. */
 typedef struct builder {
     ember_model *model;
     const ember_nnef_document *doc;
@@ -151,6 +155,8 @@ static int grow(void **items, size_t *capacity, size_t count, size_t item_size)
 }
 
 /* A new value named `name`, its id in *out_id. */
+/* Values are created in graph order, so a value's id tells when it was defined; the
+ * name is copied because the AST is freed after the build. */
 static ember_status new_value(ember_model *model, const char *name, int *out_id)
 {
     if (grow((void **)&model->values, &model->value_capacity, model->value_count,
@@ -244,6 +250,8 @@ static const ember_nnef_expr *find_arg(const ember_nnef_expr *invocation, const 
 }
 
 /* shape = [d, …] of an external or variable: integers only (static shapes for now). */
+/* Symbols are refused by name so the user learns which dimension to fix with
+ * set_input_fact on the cook side, rather than a generic parse error. */
 static ember_status read_declared_shape(const builder *b, const char *what, int line,
                                         const ember_nnef_expr *e, int64_t *shape, int *rank)
 {
@@ -374,6 +382,8 @@ static ember_status build_variable(builder *b, int id, const ember_nnef_expr *ca
 /* ---------------------------------------------------------------- literals */
 
 /* Shape of a nested array literal, from its first items; checked while filling. */
+/* The shape of a nested array literal is read from its first items; literal_fill then
+ * checks every item against it, which is where ragged literals are caught. */
 static int literal_shape(const ember_nnef_expr *e, int64_t *shape, int *rank)
 {
     *rank = 0;
@@ -437,6 +447,8 @@ static int is_literal(const ember_nnef_expr *e)
 }
 
 /* A constant value holding literal `e`, its id in *out_id. */
+/* Literals are materialised once at load (they are small: MAX_LITERAL_ITEMS), so ops
+ * treat them like any other constant. */
 static ember_status build_literal(builder *b, const char *name, const ember_nnef_expr *e,
                                   int line, int *out_id)
 {
@@ -476,6 +488,8 @@ static ember_status build_literal(builder *b, const char *name, const ember_nnef
 /* ---------------------------------------------------------------- nodes */
 
 /* The value an argument refers to: an identifier already defined, or a literal. */
+/* Anonymous literals get a name derived from the node and parameter ("n7.bias") so
+ * errors and debugging can still point at them. */
 static ember_status tensor_argument(builder *b, const ember_node *node, const char *param,
                                     const ember_nnef_expr *e, int item, int *out_id)
 {
@@ -550,6 +564,8 @@ static ember_status add_node_input(ember_node *node, int id, size_t *capacity)
 }
 
 /* A constant f32 scalar for an omitted tensor parameter (conv's bias = 0.0). */
+/* Defaults are materialised rather than special-cased so every op sees the same
+ * number of inputs whatever the writer chose to spell out. */
 static ember_status default_tensor(builder *b, const ember_node *node,
                                    const ember_op_param *param, int *out_id)
 {

@@ -10,6 +10,7 @@
  * and each row is one tight loop specialised for strides 1 and 0.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/op.h"
@@ -329,13 +330,42 @@ static ember_status unary_infer(ember_node *node, const ember_value *const *inpu
     return EMBER_OK;
 }
 
+/* exp, sigmoid and tanh have vectorised kernel families (polynomial approximations with
+ * measured error bounds, csrc/kernels/README.md); the kernel for this CPU is chosen at
+ * prepare. The other unary ops are simple enough for the compiler to vectorise. */
+typedef struct unary_prepared {
+    ember_f32_vunary_fn fn; /* NULL: the loop in unary_f32 */
+} unary_prepared;
+
+static ember_status unary_prepare(ember_prepare_context *ctx, void **out)
+{
+    const ember_kernel_config *k = ctx->kernels;
+    const ember_f32_vunary_kernel *kernel = NULL;
+    switch (ctx->node->op->variant) {
+    case EXP: kernel = k->f32_vexp; break;
+    case SIGMOID: kernel = k->f32_vsigmoid; break;
+    case TANH: kernel = k->f32_vtanh; break;
+    }
+    *out = NULL;
+    if (kernel == NULL || kernel->fn == NULL)
+        return EMBER_OK;
+    unary_prepared *p = malloc(sizeof *p);
+    if (p == NULL)
+        return ember_node_error(ctx->node, EMBER_ERROR_MEMORY, "out of memory");
+    p->fn = kernel->fn;
+    *out = p;
+    return EMBER_OK;
+}
+
 static void unary_run(const ember_node *node, void *prepared, const ember_op_io *io)
 {
-    (void)prepared;
+    const unary_prepared *p = prepared;
     const ember_tensor *x = io->inputs[0];
     const int64_t n = ember_shape_count(x->shape, x->rank);
     if (node->op->variant == COPY)
         memcpy(io->output->data, x->data, (size_t)n * ember_datum_size(x->datum_type));
+    else if (p != NULL && p->fn != NULL)
+        p->fn((size_t)n, x->data, io->output->data);
     else
         unary_f32(node->op->variant, n, x->data, io->output->data);
 }
@@ -344,7 +374,7 @@ static const ember_op_param unary_params[] = {{"x", EMBER_PARAM_TENSOR, 0, 0.0f}
 
 #define UNARY_OP(op_name, op_variant)                                                      \
     const ember_op ember_op_##op_name = {#op_name, op_variant, 0, unary_params, 1, NULL,    \
-                                         unary_infer, NULL, NULL, unary_run, NULL};
+                                         unary_infer, NULL, unary_prepare, unary_run, free};
 UNARY_OP(relu, RELU)
 UNARY_OP(sigmoid, SIGMOID)
 UNARY_OP(tanh, TANH)

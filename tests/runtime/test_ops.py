@@ -522,6 +522,28 @@ def test_small_cnn():
           e / e.sum(1, keepdims=True), {"w1": w1, "b1": b1, "w2": w2})
 
 
+def test_odd_graph_outputs():
+    # An input, a constant, a view of a constant, and one value twice; `dead` is unused.
+    x, c = rand(2, 3), rand(3, 2)
+    outs = run({"x": x}, ["dead = exp(x);", "r = reshape(c, shape = [6]);", "y = relu(x);"],
+               ("x", "c", "r", "y", "y"), {"c": c})
+    for got, want in zip(outs, [x, c, c.reshape(6), np.maximum(x, 0), np.maximum(x, 0)]):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_long_chain_reuses_arena():
+    # Many intermediates: the arena must hand out overlapping bytes only to values not
+    # alive together, which the numbers check.
+    x = rand(4, 33)
+    body, expected, prev = [], x.astype(np.float64), "x"
+    for i in range(40):
+        body.append(f"t{i} = add({prev}, x);" if i % 2 else f"t{i} = mul({prev}, 0.5);")
+        expected = expected + x if i % 2 else expected * 0.5
+        prev = f"t{i}"
+    body.append(f"y = copy({prev});")
+    check({"x": x}, body, expected.astype(np.float32))
+
+
 def test_variable_label_with_directory():
     x, w = rand(3, 4), rand(4, 2)
     check({"x": x}, ["y = matmul(x, layer1_w);"], x @ w, {"layer1/w": w})

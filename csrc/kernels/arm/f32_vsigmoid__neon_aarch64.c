@@ -1,0 +1,23 @@
+/*
+ * f32_vsigmoid__neon_aarch64 — y = 1 / (1 + exp(-x)), 4 lanes at a time, AArch64
+ * Advanced SIMD.
+ *
+ * e = exp(-|x|) ∈ [0, 1] by the exp recipe (it never overflows); d = 1 + e ∈ [1, 2];
+ * y = 1/d for x ≥ 0 and e/d for x < 0 — both quotients of positive terms, so accurate
+ * relative to the result on both sides. Tail: through a 4-float stack copy.
+ */
+#include "kernels/kernels.h"
+#include "kernels/arm/f32_vmath__neon_aarch64.h"
+
+static inline float32x4_t sigmoid_neon(float32x4_t x)
+{
+    const float32x4_t one = vdupq_n_f32(1.0f);
+    const float32x4_t e = exp_neon(vnegq_f32(vabsq_f32(x)));
+    const float32x4_t numerator = vbslq_f32(vcltq_f32(x, vdupq_n_f32(0.0f)), e, one);
+    return divide_neon(numerator, vaddq_f32(one, e));
+}
+
+void ember_f32_vsigmoid__neon_aarch64(size_t n, const float *x, float *y)
+{
+    EMBER_F32_VUNARY_LOOP_NEON(sigmoid_neon, n, x, y);
+}
