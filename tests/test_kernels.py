@@ -1,10 +1,14 @@
-"""GEMM kernel tests: tests/c/test_kernels.c natively and, cross-built, under QEMU.
+"""Kernel tests: tests/c/test_kernels.c (GEMM) and tests/c/test_vmath.c (the elementwise
+transcendentals) natively and, cross-built, under QEMU.
 
-The C program checks every kernel this CPU supports against the scalar reference (see
-its header comment) and ends with "N passed, M failed". Natively it runs with the default
+test_kernels checks every GEMM kernel this CPU supports against the scalar reference,
+test_vmath every vexp / vsigmoid / vtanh / verf kernel against double-precision libm (see
+their header comments); both end with "N passed, M failed". Natively it runs with the default
 dispatch and with EMBER_ISA=scalar; the build is expected to exist (conftest runs scons).
 For aarch64 and armv7 this module cross-builds once (`scons arch=<arch>`) and runs the
-program under QEMU, with the NEON kernels and with EMBER_ISA=scalar.
+program under QEMU, with the NEON kernels and with EMBER_ISA=scalar. Under QEMU,
+test_vmath runs its full sweep (~10^7 points per kernel) once, and `--quick` (1/16 of it)
+for the EMBER_ISA=scalar run, which only changes dispatch.
 """
 import os
 import re
@@ -18,8 +22,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed$")
 
 
-def program(arch):
-    return os.path.join(ROOT, "build", arch, "tests", "test_kernels")
+def program(arch, name="test_kernels"):
+    return os.path.join(ROOT, "build", arch, "tests", name)
 
 
 def environment(isa):
@@ -30,17 +34,20 @@ def environment(isa):
     return env
 
 
-def check_run(result, isa):
+def check_run(result, isa, name="test_kernels"):
     output = result.stdout + result.stderr
     lines = result.stdout.strip().splitlines()
-    assert result.returncode == 0, f"test_kernels exited {result.returncode}:\n{output[-4000:]}"
-    assert lines, f"test_kernels printed nothing:\n{output}"
+    assert result.returncode == 0, f"{name} exited {result.returncode}:\n{output[-4000:]}"
+    assert lines, f"{name} printed nothing:\n{output}"
     summary = SUMMARY.match(lines[-1])
     assert summary, f"unexpected last line {lines[-1]!r}:\n{output[-4000:]}"
     assert int(summary.group(2)) == 0 and int(summary.group(1)) > 0, output[-4000:]
     dispatch = next((line for line in lines if line.startswith("dispatch:")), "")
-    if isa == "scalar":
+    if isa == "scalar" and name == "test_kernels":
         assert "f32_gemm_4x4__scalar" in dispatch, dispatch
+    if isa == "scalar" and name == "test_vmath":
+        for family in ("vexp", "vsigmoid", "vtanh", "verf"):
+            assert f"f32_{family} -> f32_{family}__scalar" in dispatch, dispatch
 
 
 @pytest.mark.parametrize("isa", ["default", "scalar"])
@@ -68,3 +75,23 @@ def test_kernels_under_qemu(cross_arch, isa):
     assert os.path.exists(path), f"{path} missing after the {cross_arch} cross build"
     result = cross.run_under_qemu(cross_arch, [path], env=environment(isa), timeout=1800)
     check_run(result, isa)
+
+
+@pytest.mark.parametrize("isa", ["default", "scalar"])
+def test_vmath_native(isa):
+    path = program("host", "test_vmath")
+    if not os.path.exists(path):
+        pytest.fail(f"{path} is missing: build the host tree first (`scons -j2` at the "
+                    "repository root)", pytrace=False)
+    result = subprocess.run([path], env=environment(isa), capture_output=True, text=True,
+                            timeout=600)
+    check_run(result, isa, "test_vmath")
+
+
+@pytest.mark.parametrize("isa", ["default", "scalar"])
+def test_vmath_under_qemu(cross_arch, isa):
+    path = program(cross_arch, "test_vmath")
+    assert os.path.exists(path), f"{path} missing after the {cross_arch} cross build"
+    argv = [path] if isa == "default" else [path, "--quick"]
+    result = cross.run_under_qemu(cross_arch, argv, env=environment(isa), timeout=1200)
+    check_run(result, isa, "test_vmath")

@@ -67,19 +67,26 @@ static const ember_f32_vexp_constants ember_f32_vexp_table = {
  */
 
 /*
- * tanh(x) = sign(x) · q, q = -m / (m + 2) with m = expm1(-2|x|) ∈ (-1, 0]: no
- * cancellation anywhere (m + 2 ∈ [1, 2]), and for tiny x, m = -2|x| exactly so q = |x|.
- * expm1(z) for z = n·ln2 + r: 2^n·expm1(r) + (2^n - 1), expm1(r) = r + r²(c2 + … + c6 r⁴)
- * (fit error 1.7e-8 relative). |x| is clamped to x_max, past which tanh rounds to ±1.
+ * tanh(x) = sign(x) · q(a), a = min(|x|, x_max), from one reduction of z = -2a = n·ln2 + r
+ * and p = expm1(r) = r + r²(c2 + … + c6 r⁴) (fit error 1.7e-8 relative), t = 2^n:
+ *   a < split:   m = expm1(z) = t·p + (t - 1) ∈ (-0.72, 0], q = -m / (m + 2) — no
+ *                cancellation, and for tiny a, m = -2a exactly so q = a;
+ *   a ≥ split:   u = exp(z) = t·p + t ∈ (0, 0.29], q = 1 - 2u / (1 + u) — the error of
+ *                u only reaches the result through the small 2u/(1+u), where the first
+ *                form would double the error of m ≈ -1 (measured: 2.5 → 1.5 ulp).
+ * One divide either way (numerator and denominator chosen per lane). Past x_max, tanh
+ * rounds to ±1.
  */
 typedef struct ember_f32_vtanh_constants {
     ember_f32_ln2_reduction reduction;
+    float split; /* 0.625: tanh ≈ 0.555, 2u/(1+u) ≈ 0.445 */
     float x_max; /* 10: 1 - tanh(10) ≈ 4e-9 < 2^-25, so tanh rounds to 1 from 9.01 on */
     float c2, c3, c4, c5, c6;
 } ember_f32_vtanh_constants;
 
 static const ember_f32_vtanh_constants ember_f32_vtanh_table = {
     EMBER_F32_LN2_REDUCTION,
+    0.625f,
     10.0f,
     0x1.fffffep-2f,  /* 0.49999997 */
     0x1.5554bp-3f,   /* 0.166665435 */

@@ -10,8 +10,10 @@
  * divisor — it is always prod(size) — while `ignore` divides by the cells inside.
  * box with normalize = false is the plain window sum.
  *
- * The reference implementation visits every window cell of every output: simple and
- * exact; pools are a small share of a network's time.
+ * The reference implementation visits every window cell of every output, checking
+ * each against the borders: simple and exact. The usual case — windows over the last
+ * two dims only (NCHW) — has a fast path that computes, per output row and column, the
+ * range of window cells inside the input, so its inner loops have no checks.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -163,8 +165,81 @@ static ember_status pool_infer(ember_node *node, const ember_value *const *input
     return EMBER_OK;
 }
 
+/* The window cells [*lo, *hi] that land inside [0, extent) for a window starting at
+ * input index `start`, with `cells` cells `dilation` apart. Empty when *lo > *hi. */
+static void cells_inside(int64_t start, int64_t cells, int64_t dilation, int64_t extent,
+                         int64_t *lo, int64_t *hi)
+{
+    if (dilation == 1) {
+        *lo = start >= 0 ? 0 : -start;
+        *hi = extent - 1 - start < cells - 1 ? extent - 1 - start : cells - 1;
+        return;
+    }
+    *lo = start >= 0 ? 0 : (-start + dilation - 1) / dilation;
+    *hi = extent - 1 - start < 0 ? -1 : (extent - 1 - start) / dilation;
+    if (*hi > cells - 1)
+        *hi = cells - 1;
+}
+
+/* Whether only the last two dims are windowed (the others pass straight through). */
+static int is_planar(const pool_attributes *a, int rank)
+{
+    if (rank < 2)
+        return 0;
+    for (int d = 0; d < rank - 2; d++)
+        if (a->window[d] != 1 || a->step[d] != 1 || a->dilate[d] != 1 || a->pad_before[d] != 0)
+            return 0;
+    return 1;
+}
+
+static void pool_planar(const pool_attributes *a, int variant, const ember_tensor *x,
+                        const ember_tensor *y)
+{
+    const int h = x->rank - 2, w = x->rank - 1;
+    const int64_t in_h = x->shape[h], in_w = x->shape[w];
+    const int64_t out_h = y->shape[h], out_w = y->shape[w];
+    const int64_t planes = ember_shape_count(x->shape, h);
+    const int64_t window_cells = a->window[h] * a->window[w];
+    const int divide_inside = a->border == BORDER_IGNORE;
+    for (int64_t p = 0; p < planes; p++) {
+        const float *in = (const float *)x->data + p * in_h * in_w;
+        float *out = (float *)y->data + p * out_h * out_w;
+        for (int64_t oh = 0; oh < out_h; oh++) {
+            const int64_t top = oh * a->step[h] - a->pad_before[h];
+            int64_t lo_h, hi_h;
+            cells_inside(top, a->window[h], a->dilate[h], in_h, &lo_h, &hi_h);
+            for (int64_t ow = 0; ow < out_w; ow++) {
+                const int64_t left = ow * a->step[w] - a->pad_before[w];
+                int64_t lo_w, hi_w;
+                cells_inside(left, a->window[w], a->dilate[w], in_w, &lo_w, &hi_w);
+                float acc = variant == MAX_POOL ? -INFINITY : 0.0f;
+                for (int64_t i = lo_h; i <= hi_h; i++) {
+                    /* Indices, not a row pointer: `left` may be negative, and a pointer
+                     * before the plane is undefined even if never read. */
+                    const int64_t row = (top + i * a->dilate[h]) * in_w + left;
+                    for (int64_t j = lo_w; j <= hi_w; j++) {
+                        const float v = in[row + j * a->dilate[w]];
+                        acc = variant == MAX_POOL ? (v > acc ? v : acc) : acc + v;
+                    }
+                }
+                if (variant != MAX_POOL && a->normalize) {
+                    const int64_t inside = hi_h >= lo_h && hi_w >= lo_w
+                                               ? (hi_h - lo_h + 1) * (hi_w - lo_w + 1) : 0;
+                    const int64_t divisor = divide_inside ? inside : window_cells;
+                    acc = divisor > 0 ? acc / (float)divisor : 0.0f;
+                }
+                *out++ = acc;
+            }
+        }
+    }
+}
+
 static void pool_run(const ember_node *node, void *prepared, const ember_op_io *io)
 {
+    if (is_planar(node->attributes, io->inputs[0]->rank)) {
+        pool_planar(node->attributes, node->op->variant, io->inputs[0], io->output);
+        return;
+    }
     (void)prepared;
     const pool_attributes *a = node->attributes;
     const ember_tensor *x = io->inputs[0];

@@ -1,8 +1,10 @@
 /*
- * f32_verf__neon_armv7 — y = erf(x), 4 lanes at a time, ARMv7 NEON.
+ * f32_verf__neon_armv7 — y = erf(x), 4 lanes at a time, ARMv7 NEON
+ * (no divide, no FMA, subnormals flushed: f32_vmath__neon_armv7.h).
  *
  * Recipe (f32_vmath_constants.h, ember_f32_verf_constants), on a = |x|:
- *   a < 0.921875:  a + a·P(a²), P of degree 6;
+ *   a < 0.921875:  a + a·P(a²), P of degree 6 (scaled by 2^24 around, for the
+ *                  flush-to-zero of this unit);
  *   otherwise:     1 - exp(Q(min(a, 4))), Q of degree 7, exp by the vexp recipe;
  * both computed, one chosen per lane, the sign of x put back. Tail: 4-float stack copy.
  */
@@ -21,7 +23,10 @@ static inline float32x4_t erf_neon(float32x4_t x)
     p = madd_neon(vdupq_n_f32(k->p2), p, s);
     p = madd_neon(vdupq_n_f32(k->p1), p, s);
     p = madd_neon(vdupq_n_f32(k->p0), p, s);
-    const float32x4_t small = madd_neon(a, a, p);
+    /* a + a·P computed at 2^24·a and scaled back (exact): a·P alone would flush to zero
+     * for a < 2^-123, which this unit does to subnormal products. */
+    const float32x4_t a24 = vmulq_f32(a, vdupq_n_f32(0x1p24f));
+    const float32x4_t small = vmulq_f32(madd_neon(a24, a24, p), vdupq_n_f32(0x1p-24f));
 
     const float32x4_t b = vminq_f32(a, vdupq_n_f32(k->x_max)); /* NaN passes */
     float32x4_t q = madd_neon(vdupq_n_f32(k->q6), vdupq_n_f32(k->q7), b);

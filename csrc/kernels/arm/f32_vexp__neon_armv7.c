@@ -1,9 +1,10 @@
 /*
- * f32_vexp__neon_armv7 — y = exp(x), 4 lanes at a time, ARMv7 NEON.
+ * f32_vexp__neon_armv7 — y = exp(x), 4 lanes at a time, ARMv7 NEON
+ * (no divide, no FMA, subnormals flushed: f32_vmath__neon_armv7.h).
  *
  * Recipe (f32_vmath_constants.h): clamp, Cody–Waite reduction by ln2, degree-6
- * polynomial by Horner, scale by 2^n in two exponent-bit factors so subnormal results
- * round once. Tail: through a 4-float stack copy.
+ * polynomial by Horner, scale by 2^n in two exponent-bit factors (subnormal results
+ * flush to zero on this unit). Tail: through a 4-float stack copy.
  */
 #include "kernels/kernels.h"
 #include "kernels/arm/f32_vmath__neon_armv7.h"

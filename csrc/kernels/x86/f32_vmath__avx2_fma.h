@@ -22,7 +22,8 @@ static inline __m256 ln2_reduce_avx2(__m256 x, const ember_f32_ln2_reduction *k,
 /* 2^n for an integer n with -126 ≤ n ≤ 127, built in the exponent bits. */
 static inline __m256 exp2i_avx2(__m256i n)
 {
-    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n, _mm256_set1_epi32(127)), 23));
+    const __m256i biased = _mm256_add_epi32(n, _mm256_set1_epi32(127));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(biased, 23));
 }
 
 /* exp(x) for each lane: f32_vmath_constants.h, ember_f32_vexp_constants. */
@@ -52,7 +53,8 @@ static inline __m256 exp_avx2(__m256 x)
  * on, masked-off lanes). 0 < n < 8. */
 static inline __m256i tail_mask_avx2(size_t n)
 {
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), lane);
 }
 
 /* The loop of every kernel: whole vectors, then the tail masked. OP is a function
