@@ -29,15 +29,16 @@ def header_declarations(text):
     return text + "".join(f"#define {name} {value}\n" for name, value in constants.items())
 
 
-def build_static_library():
-    subprocess.check_call([sys.executable, "-m", "SCons", "-C", ROOT, "-Q", "-j2",
-                           STATIC_LIB])
+def build_host():
+    # All of build/host, not only the library: ember-run and the C test programs are
+    # part of what `pip install -e .` promises.
+    subprocess.check_call([sys.executable, "-m", "SCons", "-C", ROOT, "-Q", "-j2"])
 
 
 ffibuilder = cffi.FFI()
 with open(HEADER) as f:
     ffibuilder.cdef(header_declarations(f.read()))
-build_static_library()
+build_host()
 ffibuilder.set_source(
     "ember._native",
     '#include "ember.h"',
