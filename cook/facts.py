@@ -1,5 +1,7 @@
 """Facts: what is known of a tensor.
 
+Dims are ints or symbolic expressions (cook/dims.py): "N,3,H,W,f32", "1,S,40,f32".
+
 A `Fact` (typed models) has a datum type, a full shape of Dims, and maybe a constant
 value. An `InferenceFact` (inference models) may miss any of them: `datum_type` None,
 `shape` None (unknown rank) or a tuple whose unknown dims are None. Text forms follow
@@ -108,10 +110,18 @@ def parse_fact(text):
         raise CookError(f"empty fact {text!r}")
     datum_type = None
     last = parts[-1]
-    if last == "?" or not (last.isdigit() or last == ".."):
-        if last != "?":
-            datum_type = datum.parse(last)
+    if last == "?":
         parts = parts[:-1]
+    elif not (last[0].isdigit() or last == ".."):
+        try:
+            datum_type = datum.parse(last)
+            parts = parts[:-1]
+        except CookError:
+            try:
+                dims.parse(last)          # a symbolic dim: the datum type is unknown
+            except CookError:
+                raise CookError(f"fact {text!r}: {last!r} is neither a datum type (unknown "
+                                "datum type) nor a dimension") from None
     if parts == [".."]:
         return InferenceFact(datum_type, None)
     shape = tuple(None if p == "?" else dims.parse(p) for p in parts)
