@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 
+from . import dims
 from .errors import CookError, MissingFact, ShapeError, node_context
 from .facts import Fact, InferenceFact, parse_fact
 from .ir import Graph
@@ -91,7 +92,7 @@ class InferenceModel(_ModelIO):
         self.graph.output_names = list(names)
         return self
 
-    def into_typed(self):
+    def _into_typed(self):
         """Type every wire (no declutter): the TypedModel as translated."""
         source = self.graph
         target = Graph(typed=True)
@@ -131,13 +132,49 @@ class InferenceModel(_ModelIO):
         if isinstance(fact, Fact):
             return fact
         index = [o.node for o in self.graph.inputs].index(node.id)
-        if fact.is_complete:
-            return fact.to_typed()
-        missing = "datum type" if fact.datum_type is None else "full shape"
+        if fact.shape is not None and fact.datum_type is not None:
+            # unknown dims ("?", unnamed ONNX dims) become fresh symbols
+            shape = tuple(self._fresh_symbol() if d is None else d for d in fact.shape)
+            return Fact(fact.datum_type, shape)
+        missing = "datum type" if fact.datum_type is None else "rank (and shape)"
         example = ",".join(["1" if d is None else str(d) for d in (fact.shape or (1, 3, 224, 224))]
                            + [fact.datum_type.name if fact.datum_type else "f32"])
         raise MissingFact(f"input {index} {node.name!r} has no {missing} (known: {fact}); call "
                           f"set_input_fact({index}, '{example}')")
+
+    def symbols(self):
+        """The names of the symbols in the input facts."""
+        found = set()
+        for outlet in self.graph.inputs:
+            fact = self.graph.fact(outlet)
+            for dim in fact.shape or ():
+                if dim is not None:
+                    found |= dims.symbols(dim)
+        return found
+
+    def _fresh_symbol(self):
+        taken = self.symbols() | getattr(self, "_fresh_taken", set())
+        index = 0
+        while f"unk__{index}" in taken:
+            index += 1
+        self._fresh_taken = taken | {f"unk__{index}"}
+        return dims.symbol(f"unk__{index}")
+
+    def set_symbols(self, values):
+        """Bind symbols of the input facts to integers: {"S": 100} (typing is then concrete)."""
+        for outlet in self.graph.inputs:
+            node = self.graph.nodes[outlet.node]
+            fact = node.outputs[0]
+            if fact.shape is not None:
+                shape = tuple(None if d is None else dims.substitute(d, values)
+                              for d in fact.shape)
+                node.outputs[0] = type(fact)(fact.datum_type, shape)
+        return self
+
+    def into_typed(self, symbols=None):
+        if symbols:
+            self.set_symbols(symbols)
+        return self._into_typed()
 
     def __repr__(self):
         return f"InferenceModel(inputs={self.input_names}, outputs={self.output_names}, " \

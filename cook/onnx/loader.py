@@ -7,11 +7,12 @@ core ops by `InferenceModel.into_typed`. Shapes the file declares for intermedia
 output tensors are kept as hints.
 """
 import os
+import re
 
 import onnx
 from onnx import numpy_helper
 
-from .. import datum
+from .. import datum, dims
 from ..errors import CookError, FormatError
 from ..facts import InferenceFact
 from ..ir import Graph, Outlet
@@ -20,8 +21,21 @@ from ..ops.source import Const
 from .registry import OnnxNode
 
 
-def type_proto_fact(type_proto):
-    """InferenceFact of an ONNX TypeProto (dims by value; named/absent dims unknown)."""
+def symbol_name(dim_param):
+    """An ONNX dim_param as a symbol name ("batch size" -> "batch_size")."""
+    name = re.sub(r"[^A-Za-z0-9_]", "_", dim_param.strip())
+    if not name or name[0].isdigit():
+        name = "_" + name
+    return name
+
+
+def type_proto_fact(type_proto, symbolic=False):
+    """InferenceFact of an ONNX TypeProto.
+
+    Dims given by value are ints. With `symbolic` (graph inputs), a `dim_param` becomes
+    the symbol of that name; otherwise (hints) named dims are unknown. Absent or negative
+    dims are unknown: typing gives them fresh symbols.
+    """
     if not type_proto.HasField("tensor_type"):
         return InferenceFact()
     tensor = type_proto.tensor_type
@@ -33,9 +47,17 @@ def type_proto_fact(type_proto):
             datum_type = None
     shape = None
     if tensor.HasField("shape"):
-        shape = tuple(d.dim_value if d.HasField("dim_value") and d.dim_value >= 0 else None
-                      for d in tensor.shape.dim)
+        shape = tuple(_dim(d, symbolic) for d in tensor.shape.dim)
     return InferenceFact(datum_type, shape)
+
+
+def _dim(dim, symbolic):
+    if dim.HasField("dim_value") and dim.dim_value >= 0:
+        return int(dim.dim_value)
+    if symbolic and dim.HasField("dim_param") and dim.dim_param.strip() \
+            and not re.fullmatch(r"unk__\d+|\?", dim.dim_param.strip()):
+        return dims.symbol(symbol_name(dim.dim_param))
+    return None
 
 
 def load_proto(source):
@@ -72,7 +94,8 @@ def from_proto(model):
     for graph_input in onnx_graph.input:
         if graph_input.name in initializers:
             continue
-        outlet = graph.add_source(graph_input.name, type_proto_fact(graph_input.type))
+        outlet = graph.add_source(graph_input.name,
+                                  type_proto_fact(graph_input.type, symbolic=True))
         tensors[graph_input.name] = outlet
     for name, init in initializers.items():
         value = numpy_helper.to_array(init)
