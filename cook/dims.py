@@ -562,6 +562,31 @@ def broadcast_shapes(shapes):
     return tuple(result)
 
 
+def div_exact(value, divisor):
+    """value / divisor when it divides exactly (for all symbol values), else None.
+
+    The divisor may be symbolic when it is a factor of value ("6*S*T" / "2*S")."""
+    if isinstance(divisor, Expr):
+        if len(divisor.terms) != 1:
+            return None
+        (monomial, coef), = divisor.terms
+        poly = {}
+        for m, c in _poly(value).items():
+            rest = list(m)
+            for atom in monomial:
+                if atom not in rest:
+                    return None
+                rest.remove(atom)
+            poly[tuple(rest)] = c
+        return div_exact(_make(poly), coef)
+    divisor = int(divisor)
+    if divisor == 0:
+        return None
+    if not divides(divisor, value):
+        return None
+    return div_floor(value, divisor)
+
+
 def divides(d, value):
     """True when the integer d divides value exactly (for every value of its symbols)."""
     return mod(value, d) == 0

@@ -8,6 +8,8 @@ value. An `InferenceFact` (inference models) may miss any of them: `datum_type` 
 tract: "1,3,224,224,f32", "?,3,?,?,f32", "..,f32" (unknown rank), "1,3" (unknown type
 prints as a trailing "?").
 """
+import re
+
 import numpy as np
 
 from . import datum, dims
@@ -118,6 +120,8 @@ def parse_fact(text):
             parts = parts[:-1]
         except CookError:
             try:
+                if re.fullmatch(r"(?i)(f|i|u|q|float|int|uint)\d+|bool", last):
+                    raise CookError("looks like a datum type")
                 dims.parse(last)          # a symbolic dim: the datum type is unknown
             except CookError:
                 raise CookError(f"fact {text!r}: {last!r} is neither a datum type (unknown "

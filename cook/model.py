@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from . import dims
+from . import datum, dims
 from .errors import CookError, MissingFact, ShapeError, node_context
 from .facts import Fact, InferenceFact, parse_fact
 from .ir import Graph
@@ -77,6 +77,15 @@ class InferenceModel(_ModelIO):
         node.outputs[0] = parse_fact(fact)
         return self
 
+    def set_input_value(self, index, value):
+        """Fix the value of an input (it stays an input, fed that value): the typing
+        rules and constant folding then see it as a constant. For attribute-like inputs
+        (axes, shape, pads, k…) that a model leaves to run time."""
+        value = np.asarray(value)
+        node = self.graph.nodes[self.graph.inputs[self._input_index(index)].node]
+        node.outputs[0] = InferenceFact(datum.from_numpy(value.dtype), value.shape, value)
+        return self
+
     def output_fact(self, index):
         return self.graph.fact(self.graph.outputs[self._output_index(index)])
 
@@ -99,6 +108,7 @@ class InferenceModel(_ModelIO):
         target.properties = dict(source.properties)
         mapping = {}
         hints = []
+        self._fresh_taken = set()
         for node in source.ordered_nodes():
             if isinstance(node.op, Source):
                 mapping[node.outlet()] = target.add_source(node.name,
@@ -132,6 +142,8 @@ class InferenceModel(_ModelIO):
         if isinstance(fact, Fact):
             return fact
         index = [o.node for o in self.graph.inputs].index(node.id)
+        if fact.value is not None and fact.is_complete:
+            return Fact(fact.datum_type, fact.shape, fact.value)
         if fact.shape is not None and fact.datum_type is not None:
             # unknown dims ("?", unnamed ONNX dims) become fresh symbols
             shape = tuple(self._fresh_symbol() if d is None else d for d in fact.shape)
@@ -172,6 +184,7 @@ class InferenceModel(_ModelIO):
         return self
 
     def into_typed(self, symbols=None):
+        """Type every wire (no declutter); `symbols` ({"S": 100}) binds symbols first."""
         if symbols:
             self.set_symbols(symbols)
         return self._into_typed()
@@ -190,7 +203,7 @@ def _check_hint(node, slot, hint, fact):
         if len(hint.shape) != fact.rank:
             conflict = True
         else:
-            conflict = conflict or any(h is not None and h != d
+            conflict = conflict or any(h is not None and dims.is_concrete(d) and h != d
                                        for h, d in zip(hint.shape, fact.shape))
     if conflict:
         warnings.warn(f"{node_context(node.name, node.op.name)}: the file declares {hint} for "
@@ -233,9 +246,74 @@ class TypedModel(_ModelIO):
     def nodes(self):
         return self.graph.ordered_nodes()
 
+    # -- symbols ------------------------------------------------------------------------
+    def symbols(self):
+        """Names of the symbols appearing in the facts of the model."""
+        found = set()
+        for node in self.graph.nodes.values():
+            for fact in node.outputs:
+                for dim in fact.shape:
+                    found |= dims.symbols(dim)
+        return found
+
+    def set_symbols(self, values):
+        """A new TypedModel with symbols bound to integers ({"S": 100}), re-typed and
+        decluttered (shape computations that depended on the symbols fold away)."""
+        source = self.graph
+        target = Graph(typed=True)
+        target.properties = dict(source.properties)
+        mapping = {}
+        for node in source.ordered_nodes():
+            if isinstance(node.op, Source):
+                fact = node.outputs[0]
+                shape = [dims.substitute(d, values) for d in fact.shape]
+                mapping[node.outlet()] = target.add_source(node.name,
+                                                           Fact(fact.datum_type, shape))
+                continue
+            op = node.op.substitute(values)
+            new = target.add_node(node.name, op, [mapping[o] for o in node.inputs])
+            for slot in range(len(node.outputs)):
+                mapping[node.outlet(slot)] = new.outlet(slot)
+        for outlet, name in zip(source.outputs, source.output_names):
+            target.set_output(mapping[outlet], name)
+        return TypedModel(target).declutter()
+
+    def _bind_from_inputs(self, inputs):
+        """{symbol: value} read from the shapes of actual inputs (bare-symbol dims)."""
+        values = {}
+        for index, (outlet, value) in enumerate(zip(self.graph.inputs, inputs)):
+            fact = self.graph.fact(outlet)
+            shape = np.shape(value)
+            if len(shape) != fact.rank:
+                raise ShapeError(f"input {index} {self.input_names[index]!r}: got shape "
+                                 f"{list(shape)}, the model expects {fact}")
+            for dim, actual in zip(fact.shape, shape):
+                if not dims.is_concrete(dim) and len(dims.symbols(dim)) == 1:
+                    name, = dims.symbols(dim)
+                    if dim == dims.symbol(name):
+                        values.setdefault(name, int(actual))
+        return values
+
     def run_reference(self, inputs):
-        """Evaluate with the numpy reference; inputs in model order, outputs as a list."""
+        """Evaluate with the numpy reference; inputs in model order, outputs as a list.
+
+        A model with symbols is bound to the input shapes first (set_symbols)."""
         graph = self.graph
+        if len(inputs) != len(graph.inputs):
+            raise CookError(f"run_reference: {len(inputs)} inputs given, the model has "
+                            f"{len(graph.inputs)} ({self.input_names})")
+        if self.symbols():
+            values = self._bind_from_inputs(inputs)
+            key = tuple(sorted(values.items()))
+            cache = self.__dict__.setdefault("_bound", {})
+            if key not in cache:
+                cache.clear()
+                cache[key] = self.set_symbols(values)
+            if cache[key].symbols():
+                raise MissingFact(f"run_reference: symbols {sorted(cache[key].symbols())} "
+                                  "cannot be read from the input shapes; bind them with "
+                                  "set_symbols")
+            return cache[key].run_reference(inputs)
         if len(inputs) != len(graph.inputs):
             raise CookError(f"run_reference: {len(inputs)} inputs given, the model has "
                             f"{len(graph.inputs)} ({self.input_names})")

@@ -12,6 +12,7 @@ import re
 
 import numpy as np
 
+from .. import dims
 from ..errors import FormatError
 
 KEYWORDS = {"version", "extension", "fragment", "graph", "tensor", "integer", "scalar",
@@ -46,6 +47,8 @@ def fmt_float(value):
 
 def fmt(value):
     """A Python value as an NNEF literal."""
+    if isinstance(value, dims.Expr):
+        return dims.to_str(value)           # a symbolic dim (extension tract_symbol)
     if isinstance(value, (bool, np.bool_)):
         return "true" if value else "false"
     if isinstance(value, (int, np.integer)):

@@ -10,7 +10,7 @@ as a `variable` with its own .dat file (labels are the identifiers, so valid NNE
 names), each constant written once however many nodes read it.
 """
 
-from .. import __version__
+from .. import __version__, dims
 from ..errors import CookError, UnsupportedOp, node_context
 from ..ops.source import Const
 from . import dat
@@ -159,7 +159,10 @@ class PlanWriter:
                       ("producer", f"ember-cook {__version__}"),
                       ("ember.input_names", [graph.nodes[o.node].name for o in graph.inputs]),
                       ("ember.output_names", list(graph.output_names))]
-        text = ["version 1.0;", "", "extension tract_registry tract_core;", "",
+        symbols = sorted(_graph_symbols(graph))
+        text = ["version 1.0;", "", "extension tract_registry tract_core;"]
+        text += [f"extension tract_symbol {name};" for name in symbols]
+        text += ["",
                 "fragment tract_core_properties(",
                 ") -> (properties: (string, tensor<scalar>)[])",
                 "{",
@@ -172,6 +175,15 @@ class PlanWriter:
         text += ["}", ""]
         self.files["graph.nnef"] = "\n".join(text).encode("utf-8")
         return self.files
+
+
+def _graph_symbols(graph):
+    found = set()
+    for node in graph.nodes.values():
+        for fact in node.outputs:
+            for dim in fact.shape:
+                found |= dims.symbols(dim)
+    return found
 
 
 def _nested(text, rank):

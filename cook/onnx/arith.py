@@ -2,20 +2,120 @@
 import numpy as np
 
 from ..errors import BadAttribute
-from ..ops.elementwise import Binary, Clamp, Unary
+from ..ops.elementwise import Activation, Binary, Clamp, Unary, Where
 from ..ops.matmul import MatMul, transposed
-from ..ops.shape import Squeeze, Unsqueeze
+from ..ops.shape import Cast, Squeeze, Unsqueeze
 from .registry import translator
 
 UNARY = {"Relu": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh", "Exp": "exp", "Log": "log",
          "Sqrt": "sqrt", "Abs": "abs", "Neg": "neg"}
+COOK_UNARY = {"Floor": "floor", "Ceil": "ceil", "Round": "round", "Sign": "sign",
+              "Sin": "sin", "Cos": "cos", "Tan": "tan", "Asin": "asin", "Acos": "acos",
+              "Atan": "atan", "Sinh": "sinh", "Cosh": "cosh", "Asinh": "asinh",
+              "Acosh": "acosh", "Atanh": "atanh", "Erf": "erf", "Softplus": "softplus",
+              "Softsign": "softsign", "Mish": "mish", "HardSwish": "hard_swish",
+              "IsNaN": "is_nan"}
 BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Pow": "pow"}
+COMPARE = {"Less": "less", "LessOrEqual": "less_equal", "Greater": "greater",
+           "GreaterOrEqual": "greater_equal", "Equal": "equal"}
+LOGIC = {"And": "and", "Or": "or", "Xor": "xor", "BitwiseAnd": "bitwise_and",
+         "BitwiseOr": "bitwise_or", "BitwiseXor": "bitwise_xor"}
 VARIADIC = {"Sum": "add", "Max": "max", "Min": "min"}
 
 
-@translator(*UNARY)
+@translator(*UNARY, types="float (Abs, Neg: numeric)")
 def unary(ctx):
     return [ctx.wire(Unary(UNARY[ctx.onnx.op_type]), [ctx.input(0)])]
+
+
+@translator(*COOK_UNARY, cook_only=True, types="float (Sign: numeric)")
+def cook_unary(ctx):
+    return [ctx.wire(Unary(COOK_UNARY[ctx.onnx.op_type]), [ctx.input(0)])]
+
+
+@translator("Not", types="bool", cook_only=True)
+def logical_not(ctx):
+    return [ctx.wire(Unary("not"), [ctx.input(0)])]
+
+
+@translator("BitwiseNot", types="integer", cook_only=True)
+def bitwise_not(ctx):
+    return [ctx.wire(Unary("bitwise_not"), [ctx.input(0)])]
+
+
+@translator("IsInf", cook_only=True)
+def is_inf(ctx):
+    negative, positive = ctx.attrs.int("detect_negative", 1), ctx.attrs.int("detect_positive", 1)
+    kind = {(1, 1): "is_inf", (1, 0): "is_neg_inf", (0, 1): "is_pos_inf"}.get(
+        (negative, positive))
+    if kind is None:
+        return [ctx.const(np.zeros(ctx.fact(0).shape, np.bool_), "false")]
+    return [ctx.wire(Unary(kind), [ctx.input(0)])]
+
+
+@translator("Gelu", opsets="20+", cook_only=True)
+def gelu(ctx):
+    approximate = ctx.attrs.choice("approximate", ("none", "tanh"), "none")
+    return [ctx.wire(Unary("gelu" if approximate == "none" else "gelu_tanh"), [ctx.input(0)])]
+
+
+ACTIVATION_DEFAULTS = {
+    "LeakyRelu": ("leaky_relu", 0.01, 0.0), "Elu": ("elu", 1.0, 0.0),
+    "Selu": ("selu", 1.67326319217681884765625, 1.05070102214813232421875),
+    "Celu": ("celu", 1.0, 0.0), "HardSigmoid": ("hard_sigmoid", 0.2, 0.5),
+    "ThresholdedRelu": ("thresholded_relu", 1.0, 0.0), "Shrink": ("shrink", 0.5, 0.0),
+}
+
+
+@translator(*ACTIVATION_DEFAULTS, cook_only=True, types="float (Shrink: numeric)")
+def activation(ctx):
+    kind, alpha, beta = ACTIVATION_DEFAULTS[ctx.onnx.op_type]
+    if ctx.onnx.op_type == "Selu":
+        alpha, beta = ctx.attrs.float("alpha", alpha), ctx.attrs.float("gamma", beta)
+    elif ctx.onnx.op_type == "Shrink":
+        alpha, beta = ctx.attrs.float("lambd", alpha), ctx.attrs.float("bias", beta)
+    else:
+        alpha, beta = ctx.attrs.float("alpha", alpha), ctx.attrs.float("beta", beta)
+    return [ctx.wire(Activation(kind, alpha, beta), [ctx.input(0)])]
+
+
+@translator("PRelu", cook_only=True)
+def prelu(ctx):
+    x, slope = ctx.fact(0), ctx.fact(1)
+    b = ctx.input(1)
+    if slope.rank == 1 and x.rank > 2 and slope.shape[0] == x.shape[1] \
+            and slope.shape[0] != x.shape[-1]:
+        # per-channel slope (older exporters)
+        b = ctx.wire(Unsqueeze(range(1, x.rank - 1)), [b], "slope")
+    return [ctx.wire(Binary("prelu"), [ctx.input(0), b])]
+
+
+@translator(*COMPARE, types="numeric", cook_only=True)
+def compare(ctx):
+    return [ctx.wire(Binary(COMPARE[ctx.onnx.op_type]), [ctx.input(0), ctx.input(1)])]
+
+
+@translator(*LOGIC, types="bool (And, Or, Xor); integer (Bitwise*)", cook_only=True)
+def logic(ctx):
+    return [ctx.wire(Binary(LOGIC[ctx.onnx.op_type]), [ctx.input(0), ctx.input(1)])]
+
+
+@translator("BitShift", types="unsigned integer", cook_only=True)
+def bit_shift(ctx):
+    direction = ctx.attrs.choice("direction", ("LEFT", "RIGHT"), None)
+    kind = "shift_left" if direction == "LEFT" else "shift_right"
+    return [ctx.wire(Binary(kind), [ctx.input(0), ctx.input(1)])]
+
+
+@translator("Mod", types="numeric", cook_only=True)
+def mod(ctx):
+    fmod = ctx.attrs.int("fmod", 0)
+    return [ctx.wire(Binary("fmod" if fmod else "mod"), [ctx.input(0), ctx.input(1)])]
+
+
+@translator("Where", types="all", cook_only=True)
+def where(ctx):
+    return [ctx.wire(Where(), [ctx.input(0), ctx.input(1), ctx.input(2)])]
 
 
 @translator("Reciprocal")
@@ -24,14 +124,25 @@ def reciprocal(ctx):
     return [ctx.wire(Binary("div"), [one, ctx.input(0)])]
 
 
-@translator(*BINARY)
+@translator(*BINARY, types="numeric")
 def binary(ctx):
-    if ctx.opset < 7 and ctx.attrs.int("broadcast", 0) and "axis" in ctx.attrs:
-        raise ctx.error("legacy broadcast with an axis attribute is not supported")
     a, b = ctx.input(0), ctx.input(1)
+    if ctx.opset < 7 and ctx.attrs.int("broadcast", 0) and "axis" in ctx.attrs:
+        # legacy broadcast: b's dims align with a's from `axis`
+        fa, fb = ctx.fact(0), ctx.fact(1)
+        axis = ctx.attrs.int("axis")
+        axis = axis + fa.rank if axis < 0 else axis
+        trailing = fa.rank - axis - fb.rank
+        if trailing < 0:
+            raise ctx.error(f"axis {axis} does not fit {fb} into {fa}", BadAttribute)
+        if trailing:
+            b = ctx.wire(Unsqueeze(range(fb.rank, fb.rank + trailing)), [b], "aligned")
     kind = BINARY[ctx.onnx.op_type]
     if kind == "pow" and ctx.fact(1).datum_type is not ctx.fact(0).datum_type:
-        b = ctx.const(ctx.const_input(1, "exponent").astype(ctx.fact(0).dtype), "exponent")
+        if ctx.fact(1).value is not None:
+            b = ctx.const(ctx.fact(1).value.astype(ctx.fact(0).dtype), "exponent")
+        else:
+            b = ctx.wire(Cast(ctx.fact(0).datum_type), [b], "exponent")
     return [ctx.wire(Binary(kind), [a, b])]
 
 

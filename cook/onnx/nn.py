@@ -1,7 +1,9 @@
 """Translators of ONNX neural-network ops: Conv, pools, LRN, BatchNormalization, Softmax."""
+import math
+
 from .. import dims
 from ..errors import BadAttribute
-from ..ops.conv import Conv
+from ..ops.conv import Conv, ConvTranspose
 from ..ops.nn import BatchNorm, Lrn, Softmax
 from ..ops.pool import AvgPool, MaxPool
 from ..ops.reduce import Reduce
@@ -138,3 +140,148 @@ def softmax(ctx):
     if any(not 0 <= a < x.rank for a in axes):
         raise ctx.error(f"axis out of range for {x}", BadAttribute)
     return [ctx.wire(Softmax(axes), [ctx.input(0)])]
+
+
+@translator("ConvTranspose", cook_only=True, notes="1D/2D/3D, groups, output_shape, auto_pad")
+def conv_transpose(ctx):
+    x, w = ctx.fact(0), ctx.fact(1)
+    spatial = x.rank - 2
+    attrs = ctx.attrs
+    kernel = attrs.ints("kernel_shape", [dims.to_int(d) for d in w.shape[2:]])
+    strides = attrs.ints("strides", [1] * spatial)
+    dilations = attrs.ints("dilations", [1] * spatial)
+    output_padding = attrs.ints("output_padding", [0] * spatial)
+    pads = attrs.ints("pads", [0] * 2 * spatial)
+    auto_pad = attrs.choice("auto_pad", ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"),
+                            "NOTSET")
+    output_shape = attrs.ints("output_shape", None)
+    if output_shape is not None and len(output_shape) > spatial:
+        output_shape = output_shape[-spatial:]
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER") and output_shape is None:
+        output_shape = [dims.to_int(x.shape[2 + i]) * strides[i] for i in range(spatial)]
+    padding = []
+    for i in range(spatial):
+        full = strides[i] * (dims.to_int(x.shape[2 + i]) - 1) + output_padding[i] + \
+            (kernel[i] - 1) * dilations[i] + 1
+        if output_shape is not None:
+            total = full - output_shape[i]
+            if total < 0:                 # a bigger output: zeros at the end
+                output_padding[i] -= total
+                total = 0
+            if auto_pad == "SAME_LOWER":
+                padding.append((total - total // 2, total // 2))
+            else:
+                padding.append((total // 2, total - total // 2))
+        elif auto_pad == "VALID":
+            padding.append((0, 0))
+        else:
+            padding.append((pads[i], pads[i + spatial]))
+    op = ConvTranspose(strides, dilations, padding, output_padding, attrs.int("group", 1))
+    inputs = [ctx.input(0), ctx.input(1)] + ([ctx.input(2)] if ctx.has_input(2) else [])
+    return [ctx.wire(op, inputs)]
+
+
+@translator("LSTM", "GRU", "RNN", cook_only=True,
+            notes="all directions, sequence_lens, initial states, peepholes, layout 0/1; "
+                  "activations Sigmoid/Tanh/Relu")
+def recurrent(ctx):
+    from ..ops.recurrent import INPUTS, Recurrent
+    from ..ops.shape import Transpose
+    kind = ctx.onnx.op_type.lower()
+    attrs = ctx.attrs
+    direction = attrs.choice("direction", ("forward", "reverse", "bidirectional"), "forward")
+    directions = ("forward", "reverse") if direction == "bidirectional" else (direction,)
+    default = {"lstm": ["Sigmoid", "Tanh", "Tanh"], "gru": ["Sigmoid", "Tanh"],
+               "rnn": ["Tanh"]}[kind]
+    activations = [a.decode() if isinstance(a, bytes) else a for a in
+                   (list(ctx.attrs.raw["activations"].strings)
+                    if "activations" in ctx.attrs else default * len(directions))]
+    activations = [a.lower() for a in activations]
+    if any(a not in ("sigmoid", "tanh", "relu") for a in activations):
+        raise ctx.error(f"activations {activations}: only Sigmoid, Tanh, Relu")
+    hidden = attrs.int("hidden_size", None)
+    if hidden is None:
+        hidden = dims.to_int(ctx.fact(2).shape[2])
+    layout = attrs.int("layout", 0)
+    names = INPUTS if kind == "lstm" else INPUTS[:6]
+    present, inputs = [], []
+    for index, name in enumerate(names):
+        if ctx.has_input(index):
+            outlet = ctx.input(index)
+            if layout == 1 and name == "X":
+                outlet = ctx.wire(Transpose((1, 0, 2)), [outlet], "x_seq_first")
+            elif layout == 1 and name in ("initial_h", "initial_c"):
+                outlet = ctx.wire(Transpose((1, 0, 2)), [outlet], f"{name}_dirs_first")
+            present.append(name)
+            inputs.append(outlet)
+    clip = attrs.float("clip", None)
+    op = Recurrent(kind, hidden, directions, present, activations, clip,
+                   attrs.int("linear_before_reset", 0), attrs.int("input_forget", 0))
+    node = ctx.target.add_node(ctx.name, op, inputs)
+    outlets = [node.outlet(i) for i in range(len(node.outputs))]
+    if layout == 1:
+        outlets[0] = ctx.wire(Transpose((2, 0, 1, 3)), [outlets[0]], "y_batch_first")
+        for index in range(1, len(outlets)):
+            outlets[index] = ctx.wire(Transpose((1, 0, 2)), [outlets[index]], f"state{index}")
+    return outlets[:max(len(ctx.onnx.proto.output), 1)]
+
+
+@translator("Resize", "Upsample", cook_only=True, types="numeric",
+            notes="nearest/linear/cubic, every coordinate transformation, axes, "
+                  "keep_aspect_ratio_policy; no antialias; scales/sizes must be constants")
+def resize(ctx):
+    from ..ops.resize import MODES, NEAREST, TRANSFORMS, Resize, output_size
+    x = ctx.fact(0)
+    rank = x.rank
+    shape = [dims.to_int(d, "resized dim") for d in x.shape]
+    attrs = ctx.attrs
+    mode = attrs.string("mode", "nearest").lower()
+    if mode == "bilinear" or mode == "trilinear":
+        mode = "linear"
+    if mode not in MODES:
+        raise ctx.error(f"mode {mode!r}", BadAttribute)
+    roi, scales, sizes = None, None, None
+    if ctx.onnx.op_type == "Upsample" or ctx.opset < 11:
+        transform, nearest = "asymmetric", "floor"
+        if ctx.opset < 9 and ctx.onnx.op_type == "Upsample":
+            scales = attrs.floats("scales", required=True)
+        else:
+            scales = [float(s) for s in ctx.const_input(1, "scales").reshape(-1)]
+    else:
+        transform = attrs.choice("coordinate_transformation_mode", TRANSFORMS, "half_pixel")
+        nearest = attrs.choice("nearest_mode", NEAREST, "round_prefer_floor")
+        if attrs.int("antialias", 0):
+            raise ctx.error("antialias = 1 is not supported")
+        if ctx.has_input(1) and ctx.fact(1).shape != (0,):
+            roi = [float(v) for v in ctx.const_input(1, "roi").reshape(-1)]
+        if ctx.has_input(2) and ctx.fact(2).shape != (0,):
+            scales = [float(s) for s in ctx.const_input(2, "scales").reshape(-1)]
+        if ctx.has_input(3) and ctx.fact(3).shape != (0,):
+            sizes = [int(s) for s in ctx.const_input(3, "sizes").reshape(-1)]
+    axes = attrs.ints("axes", None) if ctx.opset >= 18 else None
+    axes = list(range(rank)) if axes is None else [a % rank for a in axes]
+    full_scales, out = [1.0] * rank, list(shape)
+    if sizes is not None:
+        policy = attrs.choice("keep_aspect_ratio_policy", ("stretch", "not_larger",
+                                                           "not_smaller"), "stretch")
+        ratios = [sizes[i] / shape[a] for i, a in enumerate(axes)]
+        if policy != "stretch":
+            ratio = min(ratios) if policy == "not_larger" else max(ratios)
+            ratios = [ratio] * len(axes)
+            sizes = [int(math.floor(ratio * shape[a] + 0.5)) for a in axes]
+        for i, a in enumerate(axes):
+            full_scales[a], out[a] = ratios[i], sizes[i]
+    elif scales is not None:
+        for i, a in enumerate(axes):
+            full_scales[a], out[a] = scales[i], output_size(shape[a], scales[i])
+    else:
+        raise ctx.error("needs scales or sizes", BadAttribute)
+    full_roi = None
+    if roi is not None and transform == "tf_crop_and_resize":
+        full_roi = [0.0] * rank + [1.0] * rank
+        for i, a in enumerate(axes):
+            full_roi[a], full_roi[a + rank] = roi[i], roi[i + len(axes)]
+    op = Resize(out, full_scales, mode, transform, nearest, attrs.float("cubic_coeff_a", -0.75),
+                attrs.int("exclude_outside", 0), full_roi,
+                attrs.float("extrapolation_value", 0.0))
+    return [ctx.wire(op, [ctx.input(0)])]

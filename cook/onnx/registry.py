@@ -13,12 +13,21 @@ from ..ops.base import Op
 from .attrs import Attrs
 
 TRANSLATORS = {}
+INFO = {}        # op_type -> {"opsets": text, "types": text, "notes": text, "cook_only": bool}
 
 
-def translator(*op_types):
+def translator(*op_types, opsets="1+", types="float", notes="", cook_only=False):
+    """Register a translator for op_types, with what docs/ops.md says about them.
+
+    opsets: the ONNX opset versions handled ("1+", "7+", "13+"…); types: the datum types
+    ("float", "numeric", "all", "bool"…); notes: limits; cook_only: the core ops it
+    produces evaluate in numpy (run_reference) but have no plan form yet.
+    """
     def register(function):
         for op_type in op_types:
             TRANSLATORS[op_type] = function
+            INFO[op_type] = {"opsets": opsets, "types": types, "notes": notes,
+                             "cook_only": cook_only}
         return function
     return register
 

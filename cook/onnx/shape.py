@@ -26,6 +26,15 @@ def identity(ctx):
 
 @translator("Dropout")
 def dropout(ctx):
+    training = ctx.attrs.int("is_test", 1) == 0 if ctx.opset < 7 else False
+    if ctx.has_input(2):
+        mode = ctx.const_input(2, "training_mode")
+        training = bool(np.asarray(mode).reshape(-1)[0])
+    if training and ctx.has_input(1) and ctx.facts[1].value is not None \
+            and float(np.asarray(ctx.facts[1].value).reshape(-1)[0]) == 0.0:
+        training = False                          # ratio 0: nothing is dropped
+    if training:
+        raise ctx.error("training mode (random dropout) is not supported (inference only)")
     outputs = [ctx.input(0)]
     if len(ctx.onnx.proto.output) > 1 and ctx.onnx.proto.output[1]:
         x = ctx.fact(0)
@@ -124,11 +133,33 @@ def slice_(ctx):
         axis = _error_wrap(ctx, normalize_axis, axis, x.rank)
         if step == 0:
             raise ctx.error("slice step 0", BadAttribute)
-        resolved = range(dims.to_int(x.shape[axis]))[slice(start, end, step)]
+        begin, stop = _error_wrap(ctx, resolve_slice, x.shape[axis], start, end, step)
         norm_axes.append(axis)
-        begins.append(resolved.start)
-        stops.append(resolved.stop)
+        begins.append(begin)
+        stops.append(stop)
     return [ctx.wire(Slice(norm_axes, begins, stops, steps), [ctx.input(0)])]
+
+
+def resolve_slice(dim, start, end, step):
+    """ONNX slice bounds (negative from the end, clamped) as [begin, end) of the dim.
+
+    On a symbolic dim, a bound ≥ 2^31 means "the end", a negative one counts from the
+    end, and the others are taken to lie inside the dim (positive steps only)."""
+    if dims.is_concrete(dim):
+        resolved = range(dim)[slice(start, end, step)]
+        return resolved.start, resolved.stop
+    if step < 0:
+        from ..errors import UnsupportedOp
+        raise UnsupportedOp(f"a negative slice step on the symbolic dim {dim}")
+    big = 1 << 31
+
+    def bound(value):
+        if value >= big:
+            return dim
+        if value < -big:
+            return 0
+        return dims.add(dim, value) if value < 0 else value
+    return bound(start), bound(end)
 
 
 @translator("Shape")

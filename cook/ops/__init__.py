@@ -1,7 +1,7 @@
 """Core ops, one module per family. `NNEF_READERS` maps every plan op name to its reader."""
 from .base import Op
-from .conv import Conv
-from .elementwise import Binary, Clamp, Unary
+from .conv import Conv, ConvTranspose
+from .elementwise import Activation, Binary, Clamp, Unary, Where
 from .matmul import MatMul
 from .nn import BatchNorm, Lrn, Softmax
 from .pool import AvgPool, MaxPool
@@ -9,10 +9,15 @@ from .reduce import Reduce
 from .shape import (Cast, Concat, Gather, Reshape, ShapeOf, Slice, Squeeze, Transpose,
                     Unsqueeze)
 from .source import Const, Source
+from .tensor import (ArgReduce, Broadcast, CumSum, Dequantize, Einsum, GatherElements, GatherND,
+                     Hardmax, IntegerMatMul, LogSoftmax, OneHot, Pad, Quantize, ScatterElements,
+                     ScatterND, Tile, TopK, Trilu)
 
 ALL_OPS = (Source, Const, Unary, Clamp, Binary, Conv, MaxPool, AvgPool, Reduce, Softmax, Lrn,
            BatchNorm, MatMul, Reshape, Transpose, Concat, Squeeze, Unsqueeze, Slice, Gather,
-           ShapeOf, Cast)
+           ShapeOf, Cast, Activation, Where, ArgReduce, Broadcast, CumSum, Einsum,
+           GatherElements, GatherND, Hardmax, LogSoftmax, OneHot, Pad, ScatterElements,
+           ScatterND, Tile, TopK, Trilu, ConvTranspose, Quantize, Dequantize, IntegerMatMul)
 
 NNEF_READERS = {}
 for _op in ALL_OPS:

@@ -10,8 +10,11 @@ Ops are immutable value objects: attributes are set in __init__ and never change
 ops with the same class and attributes compare equal. Pulsing (next issue) will add a
 `pulse(...)` method here, with a default that refuses.
 """
+import copy
+
 import numpy as np
 
+from .. import dims
 from ..errors import ShapeError, UnsupportedOp
 
 
@@ -32,6 +35,16 @@ class Op:
 
     def declutter(self, graph, node):
         return None
+
+    def substitute(self, values):
+        """This op with symbols in its attributes bound ({"S": 100}); self when none."""
+        attrs = vars(self)
+        changed = {k: _substitute(v, values) for k, v in attrs.items()}
+        if all(changed[k] is attrs[k] for k in attrs):
+            return self
+        op = copy.copy(self)
+        op.__dict__.update(changed)
+        return op
 
     def nnef_write(self, writer, node):
         raise UnsupportedOp(f"{self.name} has no NNEF form in the plan format")
@@ -56,6 +69,17 @@ class Op:
 
     def __hash__(self):
         return hash(self.name)
+
+
+def _substitute(value, values):
+    if isinstance(value, dims.Expr):
+        return dims.substitute(value, values)
+    if isinstance(value, (tuple, list)):
+        items = [_substitute(v, values) for v in value]
+        if all(a is b for a, b in zip(items, value)):
+            return value
+        return type(value)(items)
+    return value
 
 
 def _short(value):

@@ -82,7 +82,7 @@ class Conv(Op):
         for axis in range(spatial):
             length = dims.window_output(x.shape[2 + axis], kernel[axis], self.strides[axis],
                                         self.dilations[axis], *self.padding[axis])
-            if length < 1:
+            if dims.surely_less(length, 1):
                 raise ShapeError(f"spatial axis {axis}: the window does not fit in the "
                                  "(padded) input")
             out.append(length)
@@ -156,3 +156,64 @@ class Conv(Op):
 
 
 Conv.NNEF_READERS = {"conv": Conv._read}
+
+
+class ConvTranspose(Op):
+    """Transposed convolution (cook-only). x [N, C, s…], filter [C, O/groups, k…],
+    optional bias [O]; `padding` crops (before, after) the full output, and
+    `output_padding` extends its end."""
+
+    name = "ConvTranspose"
+
+    def __init__(self, strides, dilations, padding, output_padding, groups=1):
+        self.strides = tuple(int(s) for s in strides)
+        self.dilations = tuple(int(d) for d in dilations)
+        self.padding = tuple((int(b), int(a)) for b, a in padding)
+        self.output_padding = tuple(int(p) for p in output_padding)
+        self.groups = int(groups)
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, range(2, 4))
+        x, w = inputs[0], inputs[1]
+        if x.rank < 3 or w.rank != x.rank:
+            raise ShapeError("input and filter need the same rank ≥ 3")
+        if w.shape[0] != x.shape[1]:
+            raise ShapeError(f"filter {w} does not match the {x.shape[1]} input channels")
+        out = [x.shape[0], w.shape[1] * self.groups]
+        for axis in range(x.rank - 2):
+            kernel = w.shape[2 + axis]
+            length = (self.strides[axis] * (x.shape[2 + axis] - 1) + self.output_padding[axis]
+                      + (kernel - 1) * self.dilations[axis] + 1 - sum(self.padding[axis]))
+            out.append(length)
+        return [Fact(x.datum_type, out)]
+
+    def eval(self, inputs):
+        x, w = inputs[0], inputs[1]
+        n, c = x.shape[:2]
+        spatial = x.ndim - 2
+        kernel = w.shape[2:]
+        og = w.shape[1]
+        g = self.groups
+        cg = c // g
+        full = [self.strides[i] * (x.shape[2 + i] - 1) + (kernel[i] - 1) * self.dilations[i]
+                + 1 + self.output_padding[i] for i in range(spatial)]
+        y = np.zeros((n, og * g) + tuple(full), np.float64)
+        xs = x.astype(np.float64)
+        for group in range(g):
+            xg = xs[:, group * cg:(group + 1) * cg]
+            wg = w[group * cg:(group + 1) * cg].astype(np.float64)
+            for tap in np.ndindex(*kernel):
+                contribution = np.tensordot(xg, wg[(slice(None), slice(None)) + tap],
+                                            axes=([1], [0]))          # [N, s…, og]
+                contribution = np.moveaxis(contribution, -1, 1)
+                index = (slice(None), slice(group * og, (group + 1) * og)) + tuple(
+                    slice(tap[i] * self.dilations[i],
+                          tap[i] * self.dilations[i] + self.strides[i] * (x.shape[2 + i] - 1)
+                          + 1, self.strides[i]) for i in range(spatial))
+                y[index] += contribution
+        crop = (slice(None), slice(None)) + tuple(
+            slice(b, full[i] - a) for i, (b, a) in enumerate(self.padding))
+        y = y[crop]
+        if len(inputs) == 3:
+            y = y + inputs[2].reshape((1, -1) + (1,) * spatial)
+        return [np.ascontiguousarray(y, dtype=x.dtype)]

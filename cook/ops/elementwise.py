@@ -1,8 +1,10 @@
 """Elementwise ops: unary maps, clamp, and numpy-broadcasting binary ops."""
+import math
+
 import numpy as np
 
-from .. import dims
-from ..errors import ShapeError
+from .. import datum, dims
+from ..errors import ShapeError, UnsupportedOp
 from ..facts import Fact
 from ..ir import Patch
 from .base import Op, expect_inputs, f32
@@ -17,6 +19,33 @@ def _rsqrt(x):
     return (1.0 / np.sqrt(x)).astype(x.dtype)
 
 
+_ERF = np.frompyfunc(math.erf, 1, 1)
+
+
+def _erf(x):
+    return _ERF(x.astype(np.float64)).astype(x.dtype)
+
+
+def _float(function):
+    """A numpy function evaluated in f64 (at least) and cast back."""
+    def apply(x):
+        with np.errstate(all="ignore"):
+            return function(x.astype(np.promote_types(x.dtype, np.float64))).astype(x.dtype)
+    return apply
+
+
+def _softplus(x):
+    return np.logaddexp(0, x)
+
+
+def _gelu(x):
+    return 0.5 * x * (1 + _ERF(x / math.sqrt(2)).astype(np.float64))
+
+
+def _gelu_tanh(x):
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
 UNARY_FUNCTIONS = {
     "relu": lambda x: np.maximum(x, np.zeros((), x.dtype)),
     "sigmoid": _sigmoid,
@@ -28,9 +57,27 @@ UNARY_FUNCTIONS = {
     "abs": np.abs,
     "neg": np.negative,
     "copy": lambda x: x.copy(),
+    # cook-only (no plan form yet): numpy reference only
+    "floor": np.floor, "ceil": np.ceil, "round": np.round, "sign": np.sign,
+    "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos,
+    "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "asinh": np.arcsinh,
+    "acosh": np.arccosh, "atanh": np.arctanh, "erf": _erf,
+    "reciprocal": lambda x: np.reciprocal(x),
+    "softplus": _float(_softplus), "softsign": lambda x: x / (1 + np.abs(x)),
+    "mish": _float(lambda x: x * np.tanh(_softplus(x))),
+    "hard_swish": lambda x: x * np.clip(x / 6 + 0.5, 0, 1),
+    "gelu": _float(_gelu), "gelu_tanh": _float(_gelu_tanh),
+    "not": np.logical_not, "bitwise_not": np.invert,
+    "is_nan": np.isnan, "is_inf": np.isinf, "is_pos_inf": np.isposinf,
+    "is_neg_inf": np.isneginf,
 }
 
-FLOAT_ONLY = {"sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt"}
+FLOAT_ONLY = {"sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "floor", "ceil", "round",
+              "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
+              "atanh", "erf", "softplus", "softsign", "mish", "hard_swish", "gelu",
+              "gelu_tanh", "is_nan", "is_inf", "is_pos_inf", "is_neg_inf"}
+BOOL_OUTPUT = {"is_nan", "is_inf", "is_pos_inf", "is_neg_inf"}
+PLAN_UNARY = {"relu", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "abs", "neg", "copy"}
 
 
 class Unary(Op):
@@ -51,11 +98,17 @@ class Unary(Op):
         expect_inputs(inputs, 1)
         if self.kind in FLOAT_ONLY and not inputs[0].datum_type.is_float:
             raise ShapeError(f"{self.kind} needs a float input")
+        if self.kind == "not" and inputs[0].datum_type is not datum.BOOL:
+            raise ShapeError("not needs a bool input")
+        if self.kind in BOOL_OUTPUT:
+            return [Fact(datum.BOOL, inputs[0].shape)]
         return [inputs[0].without_value()]
 
     def eval(self, inputs):
         x = inputs[0]
-        return [np.asarray(UNARY_FUNCTIONS[self.kind](x)).astype(x.dtype, copy=False)]
+        with np.errstate(all="ignore"):
+            y = np.asarray(UNARY_FUNCTIONS[self.kind](x))
+        return [y if self.kind in BOOL_OUTPUT else y.astype(x.dtype, copy=False)]
 
     def declutter(self, graph, node):
         if self.kind == "copy":
@@ -63,6 +116,8 @@ class Unary(Op):
         return None
 
     def nnef_write(self, writer, node):
+        if self.kind not in PLAN_UNARY:
+            raise UnsupportedOp(f"{self.kind} is cook-only for now (no plan form)")
         writer.assign(node, f"{self.kind}({writer.ident(node.inputs[0])})")
 
     @classmethod
@@ -70,7 +125,49 @@ class Unary(Op):
         return lambda reader, inv: reader.wire(inv, cls(kind), [reader.outlet(inv.arg(0))])
 
 
-Unary.NNEF_READERS = {kind: Unary._nnef_reader(kind) for kind in UNARY_FUNCTIONS}
+Unary.NNEF_READERS = {kind: Unary._nnef_reader(kind) for kind in PLAN_UNARY}
+
+
+def _selu(x, alpha, gamma):
+    return gamma * np.where(x > 0, x, alpha * (np.exp(np.minimum(x, 0)) - 1))
+
+
+ACTIVATIONS = {
+    "leaky_relu": lambda x, a, b: np.where(x >= 0, x, a * x),
+    "elu": lambda x, a, b: np.where(x > 0, x, a * (np.exp(np.minimum(x, 0)) - 1)),
+    "selu": _selu,
+    "celu": lambda x, a, b: np.maximum(0, x) + np.minimum(0, a * (np.exp(x / a) - 1)),
+    "hard_sigmoid": lambda x, a, b: np.clip(a * x + b, 0, 1),
+    "thresholded_relu": lambda x, a, b: np.where(x > a, x, 0),
+    "shrink": lambda x, a, b: np.where(x < -a, x + b, np.where(x > a, x - b, 0)),
+}
+
+
+class Activation(Op):
+    """A float activation with parameters alpha, beta (cook-only: numpy reference)."""
+
+    def __init__(self, kind, alpha=0.0, beta=0.0):
+        if kind not in ACTIVATIONS:
+            raise ValueError(f"unknown activation {kind!r}")
+        self.kind = kind
+        self.alpha = f32(alpha)
+        self.beta = f32(beta)
+
+    @property
+    def name(self):
+        return "".join(part.capitalize() for part in self.kind.split("_"))
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, 1)
+        if not inputs[0].datum_type.is_float and self.kind != "shrink":
+            raise ShapeError(f"{self.kind} needs a float input")
+        return [inputs[0].without_value()]
+
+    def eval(self, inputs):
+        x = inputs[0]
+        with np.errstate(all="ignore"):
+            y = ACTIVATIONS[self.kind](x.astype(np.float64), self.alpha, self.beta)
+        return [np.asarray(y).astype(x.dtype)]
 
 
 class Clamp(Op):
@@ -132,11 +229,29 @@ def _int_div(a, b):
     return np.trunc(np.true_divide(a, b)).astype(a.dtype)
 
 
+def _pow(a, b):
+    if a.dtype.kind in "iu":
+        return np.power(a.astype(np.int64), np.abs(b.astype(np.int64)))
+    return np.power(a, b)
+
+
 BINARY_FUNCTIONS = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
-    "min": np.minimum, "max": np.maximum, "pow": np.power,
+    "min": np.minimum, "max": np.maximum, "pow": _pow,
+    # cook-only
+    "mod": np.mod, "fmod": np.fmod,
+    "less": np.less, "less_equal": np.less_equal, "greater": np.greater,
+    "greater_equal": np.greater_equal, "equal": np.equal,
+    "and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor,
+    "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
+    "bitwise_xor": np.bitwise_xor,
+    "shift_left": np.left_shift, "shift_right": np.right_shift,
+    "prelu": lambda x, slope: np.where(x < 0, x * slope, x),
 }
 COMMUTATIVE = {"add", "mul", "min", "max"}
+PLAN_BINARY = {"add", "sub", "mul", "div", "min", "max", "pow"}
+COMPARISONS = {"less", "less_equal", "greater", "greater_equal", "equal"}
+LOGIC = {"and", "or", "xor"}
 
 
 class Binary(Op):
@@ -160,6 +275,10 @@ class Binary(Op):
         shape = dims.broadcast_shapes([a.shape, b.shape])
         if shape is None:
             raise ShapeError(f"shapes {list(a.shape)} and {list(b.shape)} do not broadcast")
+        if self.kind in LOGIC and a.datum_type is not datum.BOOL:
+            raise ShapeError(f"{self.kind} needs bool operands")
+        if self.kind in COMPARISONS or self.kind in LOGIC:
+            return [Fact(datum.BOOL, shape)]
         return [Fact(a.datum_type, shape)]
 
     def eval(self, inputs):
@@ -167,10 +286,15 @@ class Binary(Op):
         if self.kind == "div" and a.dtype.kind in "iu":
             return [_int_div(a, b)]
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-            return [np.asarray(BINARY_FUNCTIONS[self.kind](a, b)).astype(a.dtype, copy=False)]
+            y = np.asarray(BINARY_FUNCTIONS[self.kind](a, b))
+        if self.kind in COMPARISONS or self.kind in LOGIC:
+            return [y.astype(np.bool_, copy=False)]
+        return [y.astype(a.dtype, copy=False)]
 
     # -- rewrites -------------------------------------------------------------------
     def declutter(self, graph, node):
+        if self.kind not in PLAN_BINARY:
+            return None
         a, b = node.inputs
         fa, fb, out = graph.fact(a), graph.fact(b), graph.fact(node.outlet())
         if self.kind in COMMUTATIVE and fa.is_const and not fb.is_const:
@@ -238,6 +362,8 @@ class Binary(Op):
         return None
 
     def nnef_write(self, writer, node):
+        if self.kind not in PLAN_BINARY:
+            raise UnsupportedOp(f"{self.kind} is cook-only for now (no plan form)")
         rank = graph_rank(writer, node)
         a = writer.operand(node.inputs[0], rank)
         b = writer.operand(node.inputs[1], rank)
@@ -252,4 +378,23 @@ class Binary(Op):
         return read
 
 
-Binary.NNEF_READERS = {kind: Binary._nnef_reader(kind) for kind in BINARY_FUNCTIONS}
+Binary.NNEF_READERS = {kind: Binary._nnef_reader(kind) for kind in PLAN_BINARY}
+
+
+class Where(Op):
+    """numpy where(cond, a, b) with broadcasting (cook-only)."""
+
+    name = "Where"
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, 3)
+        cond, a, b = inputs
+        if cond.datum_type is not datum.BOOL or a.datum_type is not b.datum_type:
+            raise ShapeError("where needs a bool condition and two operands of one type")
+        shape = dims.broadcast_shapes([cond.shape, a.shape, b.shape])
+        if shape is None:
+            raise ShapeError("operands do not broadcast")
+        return [Fact(a.datum_type, shape)]
+
+    def eval(self, inputs):
+        return [np.where(*inputs).astype(inputs[1].dtype)]

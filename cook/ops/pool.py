@@ -25,7 +25,7 @@ class _Pool(Op):
             length = dims.window_output(x.shape[2 + axis], self.kernel[axis],
                                         self.strides[axis], self.dilations[axis],
                                         *self.padding[axis])
-            if length < 1:
+            if dims.surely_less(length, 1):
                 raise ShapeError(f"spatial axis {axis}: the window does not fit")
             out.append(length)
         return Fact(x.datum_type, (*x.shape[:2], *out))

@@ -4,7 +4,8 @@ import numpy as np
 from ..facts import Fact
 from .base import Op, expect_inputs, normalize_axis
 
-REDUCERS = {"mean": np.mean, "sum": np.sum, "max": np.max, "min": np.min}
+REDUCERS = {"mean": np.mean, "sum": np.sum, "max": np.max, "min": np.min, "prod": np.prod}
+PLAN_REDUCERS = ("mean", "sum", "max", "min")
 
 
 class Reduce(Op):
@@ -30,11 +31,23 @@ class Reduce(Op):
         x = inputs[0]
         if self.kind in ("mean", "sum") and x.dtype.kind == "f":
             y = REDUCERS[self.kind](x, axis=self.axes, keepdims=True, dtype=np.float64)
+        elif self.kind in ("max", "min") and x.size == 0:
+            if x.dtype.kind == "f":
+                initial = -np.inf if self.kind == "max" else np.inf
+            elif x.dtype.kind == "b":
+                initial = self.kind == "min"
+            else:
+                info = np.iinfo(x.dtype)
+                initial = info.min if self.kind == "max" else info.max
+            y = REDUCERS[self.kind](x, axis=self.axes, keepdims=True, initial=initial)
         else:
             y = REDUCERS[self.kind](x, axis=self.axes, keepdims=True)
         return [np.asarray(y).astype(x.dtype)]
 
     def nnef_write(self, writer, node):
+        if self.kind not in PLAN_REDUCERS:
+            from ..errors import UnsupportedOp
+            raise UnsupportedOp(f"{self.kind} reduction is cook-only for now (no plan form)")
         x = writer.ident(node.inputs[0])
         writer.assign(node, f"{self.kind}_reduce({x}, axes = {writer.fmt(list(self.axes))})")
 
@@ -48,4 +61,4 @@ class Reduce(Op):
         return read
 
 
-Reduce.NNEF_READERS = {f"{kind}_reduce": Reduce._nnef_reader(kind) for kind in REDUCERS}
+Reduce.NNEF_READERS = {f"{kind}_reduce": Reduce._nnef_reader(kind) for kind in PLAN_REDUCERS}

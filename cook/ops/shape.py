@@ -11,14 +11,14 @@ from .base import Op, expect_inputs, normalize_axis
 
 def resolve_reshape(input_shape, spec, allowzero=False, what="reshape"):
     """ONNX/NNEF reshape spec (0 copies an input dim unless allowzero, -1 is inferred)."""
-    spec = [int(d) for d in spec]
+    spec = [dims.from_value(d) for d in spec]
     out = []
     for axis, dim in enumerate(spec):
         if dim == 0 and not allowzero:
             if axis >= len(input_shape):
                 raise ShapeError(f"{what}: 0 at axis {axis} copies a dim the input lacks")
             out.append(input_shape[axis])
-        elif dim < -1:
+        elif dims.is_concrete(dim) and dim < -1:
             raise ShapeError(f"{what}: invalid dim {dim} in {spec}")
         else:
             out.append(dim)
@@ -27,10 +27,11 @@ def resolve_reshape(input_shape, spec, allowzero=False, what="reshape"):
         raise ShapeError(f"{what}: more than one -1 in {spec}")
     if -1 in out:
         known = dims.product(d for d in out if d != -1)
-        if known == 0 or total % known:
+        inferred = dims.div_exact(total, known)
+        if inferred is None:
             raise ShapeError(f"{what}: cannot infer -1 in {spec} for input "
                              f"{list(input_shape)}")
-        out[out.index(-1)] = total // known
+        out[out.index(-1)] = inferred
     if dims.product(out) != total:
         raise ShapeError(f"{what}: {list(input_shape)} ({total} items) cannot become {out}")
     return tuple(out)
@@ -250,8 +251,8 @@ class Slice(Op):
 
     def __init__(self, axes, begins, ends, steps=None):
         self.axes = tuple(int(a) for a in axes)
-        self.begins = tuple(int(b) for b in begins)
-        self.ends = tuple(int(e) for e in ends)
+        self.begins = tuple(dims.from_value(b) for b in begins)
+        self.ends = tuple(dims.from_value(e) for e in ends)
         self.steps = tuple(int(s) for s in (steps or [1] * len(self.axes)))
 
     def output_facts(self, inputs):
@@ -262,7 +263,12 @@ class Slice(Op):
             normalize_axis(axis, x.rank)
             if step == 0:
                 raise ShapeError("slice step 0")
-            shape[axis] = len(range(begin, end, step))
+            if dims.is_concrete(begin) and dims.is_concrete(end):
+                shape[axis] = len(range(begin, end, step))
+            elif step > 0:
+                shape[axis] = dims.div_ceil(dims.sub(end, begin), step)
+            else:
+                shape[axis] = dims.div_ceil(dims.sub(begin, end), -step)
         return [Fact(x.datum_type, shape)]
 
     def _index(self, rank):

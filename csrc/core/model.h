@@ -2,7 +2,7 @@
  * csrc/core/model.h — the loaded graph: values (tensors) and nodes (operations).
  *
  * An ember_model is built once from a plan (csrc/plan turns bytes into an archive and
- * an NNEF AST; model.c turns the AST into this) and is immutable afterwards, so any
+ * an NNEF AST; model*.c turn the AST into this) and is immutable afterwards, so any
  * number of runnables on any threads may share it.
  *
  * Values are numbered 0..value_count-1. A value is a graph input (produced by no node),

@@ -146,6 +146,16 @@ EMBER_F32_VUNARY_TABLE(verf, EMBER_F32_VERF_KERNELS)
 #undef EMBER_F32_VUNARY_TABLE
 #undef EMBER_F32_VUNARY_ENTRY
 
+#define EMBER_F32_DWCONV_ENTRY(suffix, isa)                                                \
+    {"f32_dwconv_3x3__" #suffix, isa, ember_f32_dwconv_3x3s1__##suffix,                     \
+     ember_f32_dwconv_3x3s2__##suffix},
+const ember_f32_dwconv_kernel ember_f32_dwconv_kernels[] = {
+    EMBER_F32_DWCONV_KERNELS(EMBER_F32_DWCONV_ENTRY)
+};
+#undef EMBER_F32_DWCONV_ENTRY
+const size_t ember_f32_dwconv_kernel_count =
+    sizeof(ember_f32_dwconv_kernels) / sizeof(ember_f32_dwconv_kernels[0]);
+
 /* ---------------------------------------------------------------- choice */
 
 static ember_kernel_config config;
@@ -208,6 +218,18 @@ static void config_fill(void)
         choose_vunary(ember_f32_vtanh_kernels, ember_f32_vtanh_kernel_count, forced);
     config.f32_verf =
         choose_vunary(ember_f32_verf_kernels, ember_f32_verf_kernel_count, forced);
+    /* Depthwise conv: the same rule. */
+    config.f32_dwconv = &ember_f32_dwconv_kernels[0];
+    for (size_t i = 0; i < ember_f32_dwconv_kernel_count; i++) {
+        if (ember_cpu_has(ember_f32_dwconv_kernels[i].isa)) {
+            config.f32_dwconv = &ember_f32_dwconv_kernels[i];
+        }
+    }
+    for (size_t i = 0; forced >= 0 && i < ember_f32_dwconv_kernel_count; i++) {
+        if (ember_f32_dwconv_kernels[i].isa == (ember_isa)forced) {
+            config.f32_dwconv = &ember_f32_dwconv_kernels[i];
+        }
+    }
 }
 
 const ember_kernel_config *ember_kernel_config_get(void)

@@ -206,6 +206,63 @@ extern const size_t ember_f32_vtanh_kernel_count;
 extern const ember_f32_vunary_kernel ember_f32_verf_kernels[];
 extern const size_t ember_f32_verf_kernel_count;
 
+/* ---------------------------------------------------------------- f32 depthwise conv */
+
+typedef struct ember_f32_dwconv_params {
+    float min, max; /* clamp of the result: -INFINITY/INFINITY for none */
+} ember_f32_dwconv_params;
+
+/*
+ * One output row of a 3×3 depthwise convolution of one channel plane (NCHW), stride s
+ * (1 for the _3x3s1 kernels, 2 for _3x3s2) in both dims, no dilation:
+ *
+ *   out[o] = clamp(bias + Σ_{ky<3, kx<3} w[3·ky + kx] · row_ky[o·s + kx], min, max), o < n
+ *
+ * row0, row1, row2 are the three input rows under the window (the caller passes a zero
+ * row for a row in the padding), offset so that row_ky[0] is under the window's first
+ * column for output 0; outputs whose window leaves the row (left/right padding) are the
+ * caller's. Reads exactly row_ky[0 .. (n−1)·s + 3) (nothing when n = 0), writes exactly
+ * out[0..n). No alignment required; params is never NULL. Pure, thread-safe.
+ */
+typedef void (*ember_f32_dwconv_row_fn)(size_t n, const float *row0, const float *row1,
+                                        const float *row2, const float *w, float bias,
+                                        float *out, const ember_f32_dwconv_params *params);
+
+typedef struct ember_f32_dwconv_kernel {
+    const char *name; /* "f32_dwconv_3x3__avx2_fma" */
+    ember_isa isa;
+    ember_f32_dwconv_row_fn row_3x3s1, row_3x3s2;
+} ember_f32_dwconv_kernel;
+
+/* X(isa_suffix, isa): each entry is ember_f32_dwconv_3x3s1__<isa_suffix> and
+ * ember_f32_dwconv_3x3s2__<isa_suffix>, in one file f32_dwconv_3x3__<isa_suffix>.c. */
+#define EMBER_F32_DWCONV_KERNELS_GENERIC(X) X(scalar, EMBER_ISA_SCALAR)
+#if defined(__x86_64__) || defined(_M_X64)
+#define EMBER_F32_DWCONV_KERNELS(X)                                                        \
+    EMBER_F32_DWCONV_KERNELS_GENERIC(X) X(avx2_fma, EMBER_ISA_AVX2_FMA)
+#elif defined(__aarch64__)
+#define EMBER_F32_DWCONV_KERNELS(X)                                                        \
+    EMBER_F32_DWCONV_KERNELS_GENERIC(X) X(neon_aarch64, EMBER_ISA_NEON_AARCH64)
+#elif defined(__arm__) && defined(__ARM_NEON)
+#define EMBER_F32_DWCONV_KERNELS(X)                                                        \
+    EMBER_F32_DWCONV_KERNELS_GENERIC(X) X(neon_armv7, EMBER_ISA_NEON_ARMV7)
+#else
+#define EMBER_F32_DWCONV_KERNELS(X) EMBER_F32_DWCONV_KERNELS_GENERIC(X)
+#endif
+
+#define EMBER_DECLARE_F32_DWCONV(suffix, isa)                                              \
+    void ember_f32_dwconv_3x3s1__##suffix(size_t n, const float *row0, const float *row1,  \
+                                          const float *row2, const float *w, float bias,  \
+                                          float *out, const ember_f32_dwconv_params *params); \
+    void ember_f32_dwconv_3x3s2__##suffix(size_t n, const float *row0, const float *row1,  \
+                                          const float *row2, const float *w, float bias,  \
+                                          float *out, const ember_f32_dwconv_params *params);
+EMBER_F32_DWCONV_KERNELS(EMBER_DECLARE_F32_DWCONV)
+#undef EMBER_DECLARE_F32_DWCONV
+
+extern const ember_f32_dwconv_kernel ember_f32_dwconv_kernels[];
+extern const size_t ember_f32_dwconv_kernel_count;
+
 /* ---------------------------------------------------------------- dispatch */
 
 /* The kernel chosen for each family on this CPU: the last kernel of the family's list
@@ -220,6 +277,7 @@ typedef struct ember_kernel_config {
     const ember_f32_vunary_kernel *f32_vsigmoid;
     const ember_f32_vunary_kernel *f32_vtanh;
     const ember_f32_vunary_kernel *f32_verf;
+    const ember_f32_dwconv_kernel *f32_dwconv;
 } ember_kernel_config;
 
 const ember_kernel_config *ember_kernel_config_get(void);

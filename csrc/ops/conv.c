@@ -13,9 +13,12 @@
  * im2col: the input plane of each channel already is a row of B, and is packed as is.
  *
  * Depthwise convs (one input channel per group) are direct instead: as a GEMM they
- * would be a 1-row product, wasting all but one row of every micro-kernel tile. Each
- * output plane accumulates one tap at a time over the output range that tap keeps
- * inside the input (computed once per tap, so the inner loop has no bounds checks).
+ * would be a 1-row product, wasting all but one row of every micro-kernel tile. 2-d 3×3
+ * ones of stride 1 or 2 copy each input plane into a zero-padded plane (bounded scratch)
+ * and go row by row through the f32_dwconv kernels (vectorised along the output row);
+ * the others accumulate one tap at a time over the output range that
+ * tap keeps inside the input (computed once per tap, so the inner loop has no bounds
+ * checks).
  *
  * The bias (and any per-channel add or clamp fused by the core) is the GEMM epilogue,
  * or applied by the depthwise loop.
@@ -212,6 +215,8 @@ typedef struct conv_prepared {
     int64_t in_pixels, out_pixels;
     int pointwise;                    /* 1×1, stride 1, no padding: B is the input itself */
     int depthwise;                    /* one input channel per group: direct, no GEMM */
+    ember_f32_dwconv_row_fn dw_row;   /* 2-d 3×3 depthwise, stride 1 or 2: row kernel, or NULL */
+    int64_t padded_h, padded_w;       /* dw_row: the zero-padded plane in scratch */
     int64_t block;                    /* output pixels per packed B block, multiple of nr */
     size_t group_filter_floats;       /* packed A floats of one group */
     float *packed_filter;             /* groups × group_filter_floats; NULL if computed */
@@ -306,6 +311,22 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
     conv_geometry(p, node, x, w, y);
 
     if (p->depthwise) { /* reads the filter as is: nothing to pack, no scratch */
+        if (p->spatial == 2 && p->kernel_dims[0] == 3 && p->kernel_dims[1] == 3 &&
+            p->dilation[0] == 1 && p->dilation[1] == 1 && p->stride[0] == p->stride[1] &&
+            (p->stride[0] == 1 || p->stride[0] == 2)) {
+            const ember_f32_dwconv_kernel *k = ctx->kernels->f32_dwconv;
+            const int64_t s = p->stride[0];
+            const int64_t need_h = (p->out_dims[0] - 1) * s + 3, need_w = (p->out_dims[1] - 1) * s + 3;
+            p->padded_h = p->pad_before[0] + p->in_dims[0];
+            p->padded_w = p->pad_before[1] + p->in_dims[1];
+            p->padded_h = p->padded_h > need_h ? p->padded_h : need_h;
+            p->padded_w = p->padded_w > need_w ? p->padded_w : need_w;
+            if ((uint64_t)p->padded_h > (uint64_t)(SIZE_MAX / 8) / sizeof(float) /
+                                            (uint64_t)p->padded_w)
+                return ember_node_error(node, EMBER_ERROR_MEMORY, "padded plane too large");
+            p->dw_row = s == 1 ? k->row_3x3s1 : k->row_3x3s2;
+            ctx->scratch_bytes = (size_t)p->padded_h * (size_t)p->padded_w * sizeof(float);
+        }
         ctx->packed_bytes += 2 * (size_t)p->out_channels * sizeof(float);
         return conv_bias(p, ctx, ember_node_input(model, node, BIAS));
     }
@@ -338,18 +359,73 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
 
 /* ---------------------------------------------------------------- run */
 
+/* Output range [*lo, *hi] along the last spatial dim whose input index o·s + offset
+ * falls inside [0, extent). Empty when *lo > *hi. */
+static void valid_range(int64_t offset, int64_t s, int64_t extent, int64_t out_extent,
+                        int64_t *lo, int64_t *hi)
+{
+    *lo = offset >= 0 ? 0 : (-offset + s - 1) / s;
+    *hi = extent - 1 - offset < 0 ? -1 : (extent - 1 - offset) / s;
+    if (*hi > out_extent - 1)
+        *hi = out_extent - 1;
+}
+
+/* Where pack_im2col writes next: column `column` of the current panel row; a row of a
+ * panel is nr floats, and the same row of the next panel is `step` floats further. */
+typedef struct panel_cursor {
+    float *row;
+    size_t column, nr, step;
+} panel_cursor;
+
+static void cursor_zero(panel_cursor *c, int64_t n)
+{
+    while (n > 0) {
+        const size_t m = c->nr - c->column < (uint64_t)n ? c->nr - c->column : (size_t)n;
+        memset(c->row + c->column, 0, m * sizeof(float));
+        n -= (int64_t)m;
+        if ((c->column += m) == c->nr) {
+            c->column = 0;
+            c->row += c->step;
+        }
+    }
+}
+
+/* n values plane[at], plane[at + s], …: contiguous copies when s = 1. */
+static void cursor_copy(panel_cursor *c, const float *plane, int64_t at, int64_t s, int64_t n)
+{
+    while (n > 0) {
+        const size_t m = c->nr - c->column < (uint64_t)n ? c->nr - c->column : (size_t)n;
+        float *restrict dst = c->row + c->column;
+        const float *restrict src = plane + at;
+        if (s == 1)
+            memcpy(dst, src, m * sizeof(float));
+        else
+            for (size_t i = 0; i < m; i++)
+                dst[i] = src[(int64_t)i * s];
+        n -= (int64_t)m;
+        at += (int64_t)m * s;
+        if ((c->column += m) == c->nr) {
+            c->column = 0;
+            c->row += c->step;
+        }
+    }
+}
+
 /*
  * Columns [first, first + count) of the im2col matrix of one group, written directly in
  * packed-B layout: panel t holds columns [t·nr, t·nr + nr) as `depth` groups of nr
  * floats. Row k of the matrix is tap k = (channel c, kernel position kpos); column j is
  * output pixel j. Rows are the outer loop so the kernel offsets are computed once per
- * row; along a row, pixels advance along the last spatial dim in runs.
+ * row; along a row, pixels advance along the last spatial dim in runs. The output range
+ * whose input stays inside the last dim is computed once per tap, so a run is zeros, one
+ * copy (contiguous for stride 1) and zeros, with no per-element check.
  */
 static void pack_im2col(const conv_prepared *p, const float *input, int64_t first,
                         int64_t count, float *packed)
 {
     const int last = p->spatial - 1;
     const size_t nr = p->kernel->nr;
+    const int64_t s = p->stride[last];
     int64_t start[MAX_SPATIAL], kpos[MAX_SPATIAL] = {0};
     int64_t rest = first;
     for (int d = last; d >= 0; d--) {
@@ -363,12 +439,14 @@ static void pack_im2col(const conv_prepared *p, const float *input, int64_t firs
             offset[d] = kpos[d] * p->dilation[d] - p->pad_before[d];
             coord[d] = start[d];
         }
+        int64_t lo, hi; /* outputs along the last dim whose tap is inside */
+        valid_range(offset[last], s, p->in_dims[last], p->out_dims[last], &lo, &hi);
         const float *plane = input + channel * p->in_pixels;
-        float *panel = packed + (size_t)k * nr;
-        size_t column = 0;
+        panel_cursor cursor = {packed + (size_t)k * nr, 0, nr, nr * (size_t)p->depth};
         for (int64_t j = 0; j < count;) {
             /* A run of pixels sharing every coordinate but the last. */
-            int64_t run = p->out_dims[last] - coord[last];
+            const int64_t c0 = coord[last];
+            int64_t run = p->out_dims[last] - c0;
             if (run > count - j)
                 run = count - j;
             int inside = 1;
@@ -378,13 +456,13 @@ static void pack_im2col(const conv_prepared *p, const float *input, int64_t firs
                 inside &= i >= 0 && i < p->in_dims[d];
                 base += i * p->in_strides[d];
             }
-            int64_t i = coord[last] * p->stride[last] + offset[last];
-            for (int64_t r = 0; r < run; r++, i += p->stride[last]) {
-                panel[column] = inside && i >= 0 && i < p->in_dims[last] ? plane[base + i] : 0.0f;
-                if (++column == nr) {
-                    column = 0;
-                    panel += nr * (size_t)p->depth;
-                }
+            const int64_t a = lo > c0 ? lo : c0, b = hi < c0 + run - 1 ? hi : c0 + run - 1;
+            if (inside && a <= b) {
+                cursor_zero(&cursor, a - c0);
+                cursor_copy(&cursor, plane, base + a * s + offset[last], s, b - a + 1);
+                cursor_zero(&cursor, c0 + run - 1 - b);
+            } else {
+                cursor_zero(&cursor, run);
             }
             j += run;
             coord[last] += run;
@@ -393,8 +471,8 @@ static void pack_im2col(const conv_prepared *p, const float *input, int64_t firs
                 coord[d - 1]++;
             }
         }
-        while (column != 0 && column < nr) /* the last panel's padding columns */
-            panel[column++] = 0.0f;
+        if (cursor.column != 0) /* the last panel's padding columns */
+            cursor_zero(&cursor, (int64_t)(nr - cursor.column));
         /* Next tap: the last kernel dim moves fastest, then the channel. */
         int d = last;
         for (; d >= 0; d--) {
@@ -405,17 +483,6 @@ static void pack_im2col(const conv_prepared *p, const float *input, int64_t firs
         if (d < 0)
             channel++;
     }
-}
-
-/* Output range [*lo, *hi] along the last spatial dim whose input index o·s + offset
- * falls inside [0, extent). Empty when *lo > *hi. */
-static void valid_range(int64_t offset, int64_t s, int64_t extent, int64_t out_extent,
-                        int64_t *lo, int64_t *hi)
-{
-    *lo = offset >= 0 ? 0 : (-offset + s - 1) / s;
-    *hi = extent - 1 - offset < 0 ? -1 : (extent - 1 - offset) / s;
-    if (*hi > out_extent - 1)
-        *hi = out_extent - 1;
 }
 
 /* One output plane of a depthwise conv: out = clamp(bias + Σ_taps w·in). Rows are the
@@ -474,6 +541,29 @@ static void depthwise_plane(const conv_prepared *p, const float *in, const float
     }
 }
 
+/*
+ * One output plane of a 2-d 3×3 depthwise conv of stride s ∈ {1, 2} through the
+ * f32_dwconv row kernel. The input plane is copied into a zero-padded plane (scratch,
+ * whose borders the caller zeroed once per run and no plane writes), so every output
+ * row is one kernel call over the whole row: no border cases, and rows as long as possible
+ * for the vector body (the small planes of mobile nets are 7 to 56 wide).
+ */
+static void depthwise_3x3_plane(const conv_prepared *p, const float *in, const float *taps,
+                                float bias, float *out, float *padded)
+{
+    const int64_t s = p->stride[1], in_h = p->in_dims[0], in_w = p->in_dims[1];
+    const int64_t out_h = p->out_dims[0], out_w = p->out_dims[1], pw = p->padded_w;
+    for (int64_t y = 0; y < in_h; y++)
+        memcpy(padded + (p->pad_before[0] + y) * pw + p->pad_before[1], in + y * in_w,
+               (size_t)in_w * sizeof(float));
+    const ember_f32_dwconv_params params = {p->min, p->max};
+    for (int64_t oh = 0; oh < out_h; oh++) {
+        const float *row = padded + oh * s * pw;
+        p->dw_row((size_t)out_w, row, row + pw, row + 2 * pw, taps, bias, out + oh * out_w,
+                  &params);
+    }
+}
+
 static const float *run_bias(conv_prepared *p, const ember_tensor *bias)
 {
     if (!p->bias_computed)
@@ -494,11 +584,17 @@ static void conv_run(const ember_node *node, void *prepared, const ember_op_io *
     const float *bias = run_bias(p, io->inputs[BIAS]);
     if (p->depthwise) {
         const float *filter = io->inputs[FILTER]->data;
+        if (p->dw_row)
+            memset(io->scratch, 0, (size_t)p->padded_h * (size_t)p->padded_w * sizeof(float));
         for (int64_t n = 0; n < p->batch; n++)
-            for (int64_t o = 0; o < p->out_channels; o++)
-                depthwise_plane(p, input + (n * p->channels + o / p->group_out) * p->in_pixels,
-                                filter + o * p->depth, bias[o],
-                                output + (n * p->out_channels + o) * p->out_pixels);
+            for (int64_t o = 0; o < p->out_channels; o++) {
+                const float *in = input + (n * p->channels + o / p->group_out) * p->in_pixels;
+                float *out = output + (n * p->out_channels + o) * p->out_pixels;
+                if (p->dw_row)
+                    depthwise_3x3_plane(p, in, filter + o * p->depth, bias[o], out, io->scratch);
+                else
+                    depthwise_plane(p, in, filter + o * p->depth, bias[o], out);
+            }
         return;
     }
     float *columns = io->scratch;

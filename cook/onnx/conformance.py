@@ -1,0 +1,207 @@
+"""The ONNX backend test suite through the cooking pipeline: ONNX -> cook -> run_reference.
+
+Sources (all from the installed onnx package):
+  - the node tests, generated in memory from `onnx/backend/test/case/node` (the wheel
+    does not ship their `data/node` files), each with its own rtol/atol;
+  - the model directories `onnx/backend/test/data/{pytorch-converted,pytorch-operator,
+    simple}/*/model.onnx` with `test_data_set_0/*.pb`, at the onnx runner's default
+    tolerance (rtol 1e-3, atol 1e-7).
+Each test sets the input facts from the data (concrete shapes), types and declutters the
+model (`into_model`), runs `run_reference` and compares every output: same shape, same
+dtype, values within `assert_allclose(rtol, atol)` (NaNs must match).
+
+    python -m ember.cook.onnx.conformance            # print pass counts and failures
+"""
+import glob
+import os
+import time
+import warnings
+from collections import namedtuple
+
+import numpy as np
+
+Case = namedtuple("Case", "name source op_type load rtol atol")
+Result = namedtuple("Result", "name source op_type passed reason seconds")
+
+DEFAULT_RTOL, DEFAULT_ATOL = 1e-3, 1e-7
+DATA_DIRS = ("pytorch-converted", "pytorch-operator", "simple")
+
+# Tests not run at all (named here so the ledger shows them): none yet.
+SKIPPED = {}
+
+
+def _data_root():
+    import onnx
+    return os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data")
+
+
+def node_cases():
+    """The generated node tests (about 1900), as Cases."""
+    from onnx.backend.test.case import node as node_module
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with np.errstate(all="ignore"):
+            collected = node_module.collect_testcases(None)
+    cases = []
+    for test in collected:
+        model = test.model
+        op_types = sorted({n.op_type for n in model.graph.node})
+        op_type = op_types[0] if len(op_types) == 1 else "+".join(op_types)
+        inputs, outputs = test.data_sets[0] if test.data_sets else ([], [])
+
+        def load(model=model, inputs=inputs, outputs=outputs):
+            return model, [_value(v) for v in inputs], [_value(v) for v in outputs]
+        cases.append(Case(test.name, "node", op_type, load, test.rtol, test.atol))
+    return cases
+
+
+def _value(value):
+    import onnx
+    from onnx import numpy_helper
+    if isinstance(value, onnx.TensorProto):
+        return numpy_helper.to_array(value)
+    if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, (list, tuple, dict)) or value is None:
+        raise ValueError("sequence, map and optional values are not supported")
+    return np.asarray(value)
+
+
+def _read_pb(path):
+    import onnx
+    from onnx import numpy_helper
+    tensor = onnx.TensorProto()
+    with open(path, "rb") as handle:
+        tensor.ParseFromString(handle.read())
+    if tensor.data_type == 0:
+        raise ValueError(f"{os.path.basename(path)} is not a tensor (sequence or map)")
+    return numpy_helper.to_array(tensor)
+
+
+def data_cases():
+    import onnx
+    cases = []
+    for kind in DATA_DIRS:
+        for directory in sorted(glob.glob(os.path.join(_data_root(), kind, "*"))):
+            model_path = os.path.join(directory, "model.onnx")
+            if not os.path.exists(model_path):
+                continue
+
+            def load(directory=directory, model_path=model_path):
+                model = onnx.load(model_path)
+                data = os.path.join(directory, "test_data_set_0")
+                inputs = [_read_pb(p) for p in sorted(glob.glob(os.path.join(data, "input_*.pb")),
+                                                      key=_index)]
+                outputs = [_read_pb(p) for p in sorted(glob.glob(os.path.join(data,
+                                                                              "output_*.pb")),
+                                                       key=_index)]
+                return model, inputs, outputs
+            name = f"{kind}/{os.path.basename(directory)}"
+            cases.append(Case(name, kind, "model", load, DEFAULT_RTOL, DEFAULT_ATOL))
+    return cases
+
+
+def _index(path):
+    return int(os.path.basename(path).split("_")[1].split(".")[0])
+
+
+def all_cases():
+    return node_cases() + data_cases()
+
+
+def _short(text, limit=160):
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def run_case(case):
+    """(passed, reason) of one case; never raises."""
+    from .. import CookError, UnsupportedOp
+    if case.name in SKIPPED:
+        return False, f"skipped: {SKIPPED[case.name]}"
+    try:
+        model, inputs, expected = case.load()
+    except Exception as error:               # noqa: BLE001 (a ledger records everything)
+        return False, f"test data: {_short(error)}"
+    if any(np.asarray(v).dtype.kind in "OSU" for v in list(inputs) + list(expected)):
+        return False, "string tensors are not supported"
+    try:
+        try:
+            got = _run(model, inputs, freeze=False)
+        except UnsupportedOp as error:
+            if "must be a constant" not in str(error):
+                raise
+            got = _run(model, inputs, freeze=True)
+    except CookError as error:
+        return False, f"{type(error).__name__}: {_short(error)}"
+    except Exception as error:               # noqa: BLE001
+        return False, f"internal error {type(error).__name__}: {_short(error)}"
+    if len(got) != len(expected):
+        return False, f"{len(got)} outputs, expected {len(expected)}"
+    for index, (g, e) in enumerate(zip(got, expected)):
+        e = np.asarray(e)
+        if e.dtype.kind in "OSU":
+            return False, "string tensors are not supported"
+        if g.shape != e.shape:
+            return False, f"output {index}: shape {list(g.shape)}, expected {list(e.shape)}"
+        if g.dtype != e.dtype:
+            return False, f"output {index}: dtype {g.dtype}, expected {e.dtype}"
+        try:
+            if e.dtype.kind in "fc":
+                np.testing.assert_allclose(g, e, rtol=case.rtol, atol=case.atol)
+            else:
+                np.testing.assert_array_equal(g, e)
+        except AssertionError:
+            return False, f"output {index}: values differ"
+    return True, ""
+
+
+def _run(model, inputs, freeze):
+    """ONNX -> typed, decluttered model -> run_reference. With `freeze`, the integer
+    vectors and the scalars (attribute-like: axes, shape, pads, k…) get their values fixed
+    (`set_input_value`), as a model would have them as constants."""
+    from . import loader
+    from ..datum import from_numpy
+    from ..errors import FormatError
+    from ..facts import InferenceFact
+    im = loader.from_proto(model)
+    if len(inputs) != im.input_count():
+        raise FormatError(f"test data: {len(inputs)} inputs for {im.input_count()} model inputs")
+    for index, value in enumerate(inputs):
+        value = np.asarray(value)
+        if freeze and value.ndim <= 1:
+            im.set_input_value(index, value)
+        else:
+            im.set_input_fact(index, InferenceFact(from_numpy(value.dtype), value.shape))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with np.errstate(all="ignore"):
+            return im.into_model().run_reference(inputs)
+
+
+def run_all(cases=None, progress=None):
+    """[Result] of every case (in order)."""
+    results = []
+    for case in cases if cases is not None else all_cases():
+        start = time.perf_counter()
+        passed, reason = run_case(case)
+        results.append(Result(case.name, case.source, case.op_type, passed, reason,
+                              time.perf_counter() - start))
+        if progress:
+            progress(results[-1])
+    return results
+
+
+def main():
+    results = run_all()
+    passed = [r for r in results if r.passed]
+    print(f"{len(passed)} / {len(results)} pass")
+    for result in results:
+        if not result.passed:
+            print(f"{result.name}: {result.reason}")
+    slow = sorted(results, key=lambda r: -r.seconds)[:10]
+    print("slowest:", ", ".join(f"{r.name} {r.seconds:.2f}s" for r in slow))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,441 @@
+"""Translators of ONNX reductions, normalisations and tensor ops built on the generic core
+ops: Reduce*, ArgMax/ArgMin, CumSum, TopK, Expand, Tile, Pad, Split, Range, Trilu,
+OneHot, EyeLike, CastLike, LogSoftmax, Hardmax, Gather/Scatter variants, Einsum,
+LayerNormalization, InstanceNormalization, GroupNormalization,
+MeanVarianceNormalization, LpNormalization, DepthToSpace, SpaceToDepth."""
+import numpy as np
+
+from .. import datum, dims
+from ..errors import BadAttribute
+from ..ops.base import normalize_axis
+from ..ops.elementwise import Binary, Unary
+from ..ops.reduce import Reduce
+from ..ops.shape import Cast, Reshape, Slice, Squeeze, Transpose
+from ..ops.tensor import (ArgReduce, Broadcast, CumSum, Dequantize, Einsum, GatherElements,
+                          GatherND, Hardmax, IntegerMatMul, LogSoftmax, OneHot, Pad, Quantize,
+                          ScatterElements, ScatterND, Tile, TopK, Trilu)
+from .registry import translator
+
+
+def _ints(ctx, index, what):
+    return [int(v) for v in np.asarray(ctx.const_input(index, what)).reshape(-1)]
+
+
+def _axis(ctx, axis, rank):
+    try:
+        return normalize_axis(axis, rank)
+    except Exception as error:
+        raise ctx.error(str(error), BadAttribute) from None
+
+
+# -- reductions -----------------------------------------------------------------------------
+REDUCE_AXES_INPUT_SINCE = {"ReduceSum": 13}
+REDUCTIONS = ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
+              "ReduceL2", "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp")
+
+
+@translator(*REDUCTIONS, types="numeric (L2, LogSum, LogSumExp: float)",
+            notes="Sum, Mean, Max have a plan form; axes as attribute or constant input")
+def reduce(ctx):
+    op_type = ctx.onnx.op_type
+    x = ctx.fact(0)
+    since = REDUCE_AXES_INPUT_SINCE.get(op_type, 18)
+    if ctx.opset < since:
+        axes = ctx.attrs.ints("axes", None)
+    else:
+        axes = _ints(ctx, 1, "axes") if ctx.has_input(1) else None
+    keepdims = ctx.attrs.int("keepdims", 1)
+    if not axes:
+        if ctx.attrs.int("noop_with_empty_axes", 0) and ctx.opset >= since:
+            return [ctx.wire(Unary("copy"), [ctx.input(0)])]
+        axes = list(range(x.rank))
+    axes = sorted({_axis(ctx, a, x.rank) for a in axes})
+    value = ctx.input(0)
+    kind = {"ReduceSum": "sum", "ReduceMean": "mean", "ReduceMax": "max", "ReduceMin": "min",
+            "ReduceProd": "prod"}.get(op_type, "sum")
+    if op_type == "ReduceL1":
+        value = ctx.wire(Unary("abs"), [value], "abs")
+    elif op_type in ("ReduceL2", "ReduceSumSquare"):
+        value = ctx.wire(Binary("mul"), [value, value], "square")
+    elif op_type == "ReduceLogSumExp":
+        value = ctx.wire(Unary("exp"), [value], "exp")
+    last = keepdims and op_type not in ("ReduceL2", "ReduceLogSum", "ReduceLogSumExp")
+    result = ctx.wire(Reduce(kind, axes), [value], None if last else "reduce")
+    if op_type == "ReduceL2":
+        result = ctx.wire(Unary("sqrt"), [result], None if keepdims else "sqrt")
+    elif op_type in ("ReduceLogSum", "ReduceLogSumExp"):
+        result = ctx.wire(Unary("log"), [result], None if keepdims else "log")
+    if not keepdims:
+        result = ctx.wire(Squeeze(axes), [result])
+    return [result]
+
+
+@translator("ArgMax", "ArgMin", types="numeric", cook_only=True)
+def arg_reduce(ctx):
+    kind = "max" if ctx.onnx.op_type == "ArgMax" else "min"
+    op = ArgReduce(kind, _axis(ctx, ctx.attrs.int("axis", 0), ctx.fact(0).rank),
+                   ctx.attrs.int("keepdims", 1), ctx.attrs.int("select_last_index", 0))
+    return [ctx.wire(op, [ctx.input(0)])]
+
+
+@translator("CumSum", types="numeric", cook_only=True, notes="axis must be a constant")
+def cumsum(ctx):
+    axis = _ints(ctx, 1, "axis")[0]
+    op = CumSum(_axis(ctx, axis, ctx.fact(0).rank), ctx.attrs.int("exclusive", 0),
+                ctx.attrs.int("reverse", 0))
+    return [ctx.wire(op, [ctx.input(0)])]
+
+
+@translator("TopK", types="numeric", cook_only=True, notes="k must be a constant")
+def top_k(ctx):
+    k = ctx.attrs.int("k", required=True) if ctx.opset < 10 else _ints(ctx, 1, "k")[0]
+    op = TopK(k, _axis(ctx, ctx.attrs.int("axis", -1), ctx.fact(0).rank),
+              ctx.attrs.int("largest", 1), ctx.attrs.int("sorted", 1))
+    node = ctx.target.add_node(ctx.name, op, [ctx.input(0)])
+    return [node.outlet(0), node.outlet(1)]
+
+
+# -- shapes -----------------------------------------------------------------------------------
+@translator("Expand", types="all", cook_only=True, notes="shape must be a constant")
+def expand(ctx):
+    return [ctx.wire(Broadcast(_ints(ctx, 1, "shape")), [ctx.input(0)])]
+
+
+@translator("Tile", types="all", cook_only=True, notes="repeats must be a constant")
+def tile(ctx):
+    return [ctx.wire(Tile(_ints(ctx, 1, "repeats")), [ctx.input(0)])]
+
+
+@translator("Pad", types="all", cook_only=True,
+            notes="pads, constant_value and axes must be constants")
+def pad(ctx):
+    x = ctx.fact(0)
+    mode = ctx.attrs.choice("mode", ("constant", "reflect", "edge", "wrap"), "constant")
+    if ctx.opset < 11:
+        pads = ctx.attrs.ints("pads", required=True) if ctx.opset >= 2 else \
+            ctx.attrs.ints("paddings", required=True)
+        value = ctx.attrs.float("value", 0.0)
+        axes = list(range(x.rank))
+    else:
+        pads = _ints(ctx, 1, "pads")
+        value = ctx.const_input(2, "constant_value").reshape(-1)[0] \
+            if ctx.has_input(2) else 0
+        axes = [_axis(ctx, a, x.rank) for a in _ints(ctx, 3, "axes")] if ctx.has_input(3) \
+            else list(range(x.rank))
+    if len(pads) != 2 * len(axes):
+        raise ctx.error(f"pads {pads} needs 2 entries per axis", BadAttribute)
+    pairs = [(0, 0)] * x.rank
+    for index, axis in enumerate(axes):
+        pairs[axis] = (pads[index], pads[index + len(axes)])
+    return [ctx.wire(Pad(pairs, mode, value), [ctx.input(0)])]
+
+
+@translator("Split", types="all", notes="split sizes must be constants")
+def split(ctx):
+    x = ctx.fact(0)
+    axis = _axis(ctx, ctx.attrs.int("axis", 0), x.rank)
+    count = len(ctx.onnx.proto.output)
+    if ctx.opset < 13:
+        sizes = ctx.attrs.ints("split", None)
+    else:
+        sizes = _ints(ctx, 1, "split") if ctx.has_input(1) else None
+    dim = x.shape[axis]
+    if sizes is None:
+        count = ctx.attrs.int("num_outputs", count)
+        chunk = dims.div_ceil(dim, count)
+        if dims.is_concrete(dim):
+            sizes = [min(chunk, max(dim - i * chunk, 0)) for i in range(count)]
+        else:
+            sizes = [chunk] * count
+    outputs, begin = [], 0
+    for index, size in enumerate(sizes):
+        end = dims.add(begin, size) if index < len(sizes) - 1 or dims.is_concrete(dim) \
+            else dim
+        outputs.append(ctx.wire(Slice([axis], [begin], [end]), [ctx.input(0)], f"{index}"))
+        begin = end
+    return outputs
+
+
+@translator("Range", types="numeric", notes="start, limit, delta must be constants")
+def range_(ctx):
+    start, limit, delta = (ctx.const_input(i, what) for i, what in
+                           enumerate(("start", "limit", "delta")))
+    dtype = np.asarray(start).dtype
+    count = max(int(np.ceil((limit - start) / delta)), 0)
+    value = (start + np.arange(count) * delta).astype(dtype)
+    return [ctx.const(value, "range")]
+
+
+@translator("Trilu", types="all", cook_only=True, notes="k must be a constant")
+def trilu(ctx):
+    k = _ints(ctx, 1, "k")[0] if ctx.has_input(1) else 0
+    return [ctx.wire(Trilu(ctx.attrs.int("upper", 1), k), [ctx.input(0)])]
+
+
+@translator("OneHot", types="numeric", cook_only=True,
+            notes="depth and values must be constants")
+def one_hot(ctx):
+    depth = int(np.asarray(ctx.const_input(1, "depth")).reshape(-1)[0])
+    values = np.asarray(ctx.const_input(2, "values")).reshape(-1)
+    op = OneHot(depth, ctx.attrs.int("axis", -1), values[0], values[1])
+    return [ctx.wire(op, [ctx.input(0)])]
+
+
+@translator("EyeLike", types="numeric", notes="folded to a constant")
+def eye_like(ctx):
+    x = ctx.fact(0)
+    if x.rank != 2:
+        raise ctx.error("input must be a matrix", BadAttribute)
+    rows, cols = (dims.to_int(d) for d in x.shape)
+    dtype = datum.from_onnx(ctx.attrs.int("dtype")).dtype if "dtype" in ctx.attrs else x.dtype
+    return [ctx.const(np.eye(rows, cols, ctx.attrs.int("k", 0), dtype=dtype), "eye")]
+
+
+@translator("CastLike", types="all", cook_only=True)
+def cast_like(ctx):
+    return [ctx.wire(Cast(ctx.fact(1).datum_type), [ctx.input(0)])]
+
+
+@translator("LogSoftmax", "Hardmax", cook_only=True)
+def log_softmax(ctx):
+    x = ctx.fact(0)
+    if ctx.opset < 13:
+        axis = _axis(ctx, ctx.attrs.int("axis", 1), x.rank)
+        if ctx.onnx.op_type == "LogSoftmax":
+            return [ctx.wire(LogSoftmax(range(axis, x.rank)), [ctx.input(0)])]
+        shape = (dims.product(x.shape[:axis]), dims.product(x.shape[axis:]))
+        flat = ctx.wire(Reshape(shape), [ctx.input(0)], "flat")
+        hard = ctx.wire(Hardmax(1), [flat], "hardmax")
+        return [ctx.wire(Reshape(x.shape), [hard])]
+    axis = _axis(ctx, ctx.attrs.int("axis", -1), x.rank)
+    op = LogSoftmax([axis]) if ctx.onnx.op_type == "LogSoftmax" else Hardmax(axis)
+    return [ctx.wire(op, [ctx.input(0)])]
+
+
+@translator("GatherElements", types="all", cook_only=True)
+def gather_elements(ctx):
+    return [ctx.wire(GatherElements(ctx.attrs.int("axis", 0)), [ctx.input(0), ctx.input(1)])]
+
+
+@translator("GatherND", types="all", cook_only=True)
+def gather_nd(ctx):
+    return [ctx.wire(GatherND(ctx.attrs.int("batch_dims", 0)), [ctx.input(0), ctx.input(1)])]
+
+
+@translator("ScatterElements", "Scatter", types="all", cook_only=True)
+def scatter_elements(ctx):
+    op = ScatterElements(ctx.attrs.int("axis", 0), ctx.attrs.string("reduction", "none"))
+    return [ctx.wire(op, [ctx.input(0), ctx.input(1), ctx.input(2)])]
+
+
+@translator("ScatterND", types="all", cook_only=True)
+def scatter_nd(ctx):
+    op = ScatterND(ctx.attrs.string("reduction", "none"))
+    return [ctx.wire(op, [ctx.input(0), ctx.input(1), ctx.input(2)])]
+
+
+@translator("Einsum", types="numeric", cook_only=True)
+def einsum(ctx):
+    op = Einsum(ctx.attrs.string("equation", required=True))
+    return [ctx.wire(op, [o for o in ctx.inputs if o is not None])]
+
+
+# -- normalisations (compositions of plan ops) ------------------------------------------------
+def _normalize(ctx, x, axes, epsilon, suffix=""):
+    """(x - mean) * rsqrt(var + eps), with mean and inv-std (kept dims)."""
+    dtype = ctx.target.fact(x).dtype
+    mean = ctx.wire(Reduce("mean", axes), [x], f"mean{suffix}")
+    centered = ctx.wire(Binary("sub"), [x, mean], f"centered{suffix}")
+    square = ctx.wire(Binary("mul"), [centered, centered], f"square{suffix}")
+    var = ctx.wire(Reduce("mean", axes), [square], f"var{suffix}")
+    eps = ctx.const(np.array(epsilon, dtype), f"epsilon{suffix}")
+    shifted = ctx.wire(Binary("add"), [var, eps], f"var_eps{suffix}")
+    inv = ctx.wire(Unary("rsqrt"), [shifted], f"inv_std{suffix}")
+    return ctx.wire(Binary("mul"), [centered, inv], f"normalized{suffix}"), mean, inv
+
+
+def _per_channel(ctx, index, shape, what):
+    """Input `index` reshaped to `shape` (a constant reshaped at once)."""
+    fact = ctx.fact(index)
+    if fact.value is not None:
+        return ctx.const(fact.value.reshape(shape), what)
+    return ctx.wire(Reshape(shape), [ctx.input(index)], what)
+
+
+@translator("LayerNormalization", opsets="17+")
+def layer_normalization(ctx):
+    x = ctx.fact(0)
+    axis = _axis(ctx, ctx.attrs.int("axis", -1), x.rank)
+    axes = list(range(axis, x.rank))
+    normalized, mean, inv = _normalize(ctx, ctx.input(0), axes,
+                                       ctx.attrs.float("epsilon", 1e-5))
+    has_bias = ctx.has_input(2)
+    y = ctx.wire(Binary("mul"), [normalized, ctx.input(1)], "scaled" if has_bias else None)
+    if has_bias:
+        y = ctx.wire(Binary("add"), [y, ctx.input(2)])
+    return [y, mean, inv]
+
+
+@translator("InstanceNormalization")
+def instance_normalization(ctx):
+    x = ctx.fact(0)
+    shape = (x.shape[1],) + (1,) * (x.rank - 2)
+    normalized, _, _ = _normalize(ctx, ctx.input(0), range(2, x.rank),
+                                  ctx.attrs.float("epsilon", 1e-5))
+    scale = _per_channel(ctx, 1, shape, "scale")
+    bias = _per_channel(ctx, 2, shape, "bias")
+    scaled = ctx.wire(Binary("mul"), [normalized, scale], "scaled")
+    return [ctx.wire(Binary("add"), [scaled, bias])]
+
+
+@translator("GroupNormalization", opsets="18+")
+def group_normalization(ctx):
+    x = ctx.fact(0)
+    groups = ctx.attrs.int("num_groups", required=True)
+    n, c = x.shape[0], dims.to_int(x.shape[1])
+    grouped = ctx.wire(Reshape((n, groups, dims.product(x.shape[1:]) // groups)),
+                       [ctx.input(0)], "grouped")
+    normalized, _, _ = _normalize(ctx, grouped, [2], ctx.attrs.float("epsilon", 1e-5))
+    back = ctx.wire(Reshape(x.shape), [normalized], "ungrouped")
+    shape = (c,) + (1,) * (x.rank - 2)
+    params = []
+    for index, what in ((1, "scale"), (2, "bias")):
+        fact = ctx.fact(index)
+        if dims.to_int(fact.shape[0]) == groups and groups != c:     # opset 18: per group
+            value = np.repeat(ctx.const_input(index, what), c // groups)
+            params.append(ctx.const(value.reshape(shape), what))
+        else:
+            params.append(_per_channel(ctx, index, shape, what))
+    scaled = ctx.wire(Binary("mul"), [back, params[0]], "scaled")
+    return [ctx.wire(Binary("add"), [scaled, params[1]])]
+
+
+@translator("MeanVarianceNormalization")
+def mean_variance_normalization(ctx):
+    x = ctx.fact(0)
+    axes = [_axis(ctx, a, x.rank) for a in ctx.attrs.ints("axes", [0, 2, 3])]
+    dtype = x.dtype
+    mean = ctx.wire(Reduce("mean", axes), [ctx.input(0)], "mean")
+    centered = ctx.wire(Binary("sub"), [ctx.input(0), mean], "centered")
+    square = ctx.wire(Binary("mul"), [centered, centered], "square")
+    std = ctx.wire(Unary("sqrt"), [ctx.wire(Reduce("mean", axes), [square], "var")], "std")
+    std = ctx.wire(Binary("add"), [std, ctx.const(np.array(1e-9, dtype), "eps")], "std_eps")
+    return [ctx.wire(Binary("div"), [centered, std])]
+
+
+@translator("LpNormalization")
+def lp_normalization(ctx):
+    x = ctx.fact(0)
+    axis = _axis(ctx, ctx.attrs.int("axis", -1), x.rank)
+    p = ctx.attrs.int("p", 2)
+    if p == 1:
+        norm = ctx.wire(Reduce("sum", [axis]), [ctx.wire(Unary("abs"), [ctx.input(0)], "abs")],
+                        "norm")
+    elif p == 2:
+        square = ctx.wire(Binary("mul"), [ctx.input(0), ctx.input(0)], "square")
+        norm = ctx.wire(Unary("sqrt"), [ctx.wire(Reduce("sum", [axis]), [square], "sum")],
+                        "norm")
+    else:
+        raise ctx.error(f"p = {p} (only 1 and 2)", BadAttribute)
+    return [ctx.wire(Binary("div"), [ctx.input(0), norm])]
+
+
+@translator("DepthToSpace", "SpaceToDepth", types="all")
+def depth_space(ctx):
+    x = ctx.fact(0)
+    if x.rank != 4:
+        raise ctx.error("input must be NCHW", BadAttribute)
+    b = ctx.attrs.int("blocksize", required=True)
+    n, c, h, w = x.shape
+    if ctx.onnx.op_type == "DepthToSpace":
+        if ctx.attrs.choice("mode", ("DCR", "CRD"), "DCR") == "DCR":
+            split, perm = (n, b, b, c // (b * b), h, w), (0, 3, 4, 1, 5, 2)
+        else:
+            split, perm = (n, c // (b * b), b, b, h, w), (0, 1, 4, 2, 5, 3)
+        final = (n, c // (b * b), h * b, w * b)
+    else:
+        crd = ctx.attrs.choice("mode", ("DCR", "CRD"), "DCR") == "CRD"
+        split = (n, c, h // b, b, w // b, b)
+        perm = (0, 1, 3, 5, 2, 4) if crd else (0, 3, 5, 1, 2, 4)
+        final = (n, c * b * b, h // b, w // b)
+    blocks = ctx.wire(Reshape(split), [ctx.input(0)], "blocks")
+    moved = ctx.wire(Transpose(perm), [blocks], "moved")
+    return [ctx.wire(Reshape(final), [moved])]
+
+
+@translator("CumProd", types="numeric", cook_only=True, notes="axis must be a constant")
+def cumprod(ctx):
+    axis = _ints(ctx, 1, "axis")[0]
+    op = CumSum(_axis(ctx, axis, ctx.fact(0).rank), ctx.attrs.int("exclusive", 0),
+                ctx.attrs.int("reverse", 0), product=True)
+    return [ctx.wire(op, [ctx.input(0)])]
+
+
+@translator("Swish", opsets="24+")
+def swish(ctx):
+    x = ctx.input(0)
+    alpha = ctx.attrs.float("alpha", 1.0)
+    scaled = x if alpha == 1.0 else ctx.wire(
+        Binary("mul"), [x, ctx.const(np.array(alpha, ctx.fact(0).dtype), "alpha")], "scaled")
+    gate = ctx.wire(Unary("sigmoid"), [scaled], "gate")
+    return [ctx.wire(Binary("mul"), [x, gate])]
+
+
+@translator("RMSNormalization", opsets="23+")
+def rms_normalization(ctx):
+    x = ctx.fact(0)
+    axis = _axis(ctx, ctx.attrs.int("axis", -1), x.rank)
+    square = ctx.wire(Binary("mul"), [ctx.input(0), ctx.input(0)], "square")
+    mean = ctx.wire(Reduce("mean", range(axis, x.rank)), [square], "mean_square")
+    eps = ctx.const(np.array(ctx.attrs.float("epsilon", 1e-5), x.dtype), "epsilon")
+    inv = ctx.wire(Unary("rsqrt"), [ctx.wire(Binary("add"), [mean, eps], "shifted")], "inv")
+    normalized = ctx.wire(Binary("mul"), [ctx.input(0), inv], "normalized")
+    return [ctx.wire(Binary("mul"), [normalized, ctx.input(1)])]
+
+
+# -- quantization -----------------------------------------------------------------------------
+@translator("QuantizeLinear", types="f32 -> i8/u8/i16/u16/i32", cook_only=True,
+            notes="per tensor or per axis; no blocked quantization")
+def quantize_linear(ctx):
+    if ctx.attrs.int("block_size", 0):
+        raise ctx.error("blocked quantization is not supported")
+    if ctx.has_input(2):
+        to = ctx.fact(2).datum_type
+    elif "output_dtype" in ctx.attrs and ctx.attrs.int("output_dtype"):
+        to = datum.from_onnx(ctx.attrs.int("output_dtype"))
+    else:
+        to = datum.U8
+    if not to.is_integer:
+        raise ctx.error(f"quantizing to {to} is not supported")
+    inputs = [ctx.input(i) for i in range(3) if ctx.has_input(i)]
+    return [ctx.wire(Quantize(ctx.attrs.int("axis", 1), to), inputs)]
+
+
+@translator("DequantizeLinear", types="i8/u8/i16/u16/i32 -> f32", cook_only=True,
+            notes="per tensor or per axis; no blocked quantization")
+def dequantize_linear(ctx):
+    if ctx.attrs.int("block_size", 0):
+        raise ctx.error("blocked quantization is not supported")
+    to = ctx.fact(1).datum_type
+    inputs = [ctx.input(i) for i in range(3) if ctx.has_input(i)]
+    return [ctx.wire(Dequantize(ctx.attrs.int("axis", 1), to), inputs)]
+
+
+@translator("MatMulInteger", types="i8/u8", cook_only=True)
+def matmul_integer(ctx):
+    inputs = [ctx.input(i) for i in range(4) if ctx.has_input(i)]
+    if len(inputs) == 3 or (ctx.has_input(3) and not ctx.has_input(2)):
+        zero = ctx.const(np.zeros((), ctx.fact(0).dtype), "a_zero")
+        inputs = [ctx.input(0), ctx.input(1), ctx.input(2) if ctx.has_input(2) else zero] + \
+            ([ctx.input(3)] if ctx.has_input(3) else [])
+    return [ctx.wire(IntegerMatMul(), inputs)]
+
+
+@translator("QLinearMatMul", types="i8/u8", cook_only=True)
+def qlinear_matmul(ctx):
+    from ..ops.matmul import MatMul
+    a = ctx.wire(Dequantize(1, datum.F32), [ctx.input(0), ctx.input(1), ctx.input(2)], "a")
+    b = ctx.wire(Dequantize(-1, datum.F32), [ctx.input(3), ctx.input(4), ctx.input(5)], "b")
+    product = ctx.wire(MatMul(), [a, b], "matmul")
+    return [ctx.wire(Quantize(1, ctx.fact(7).datum_type),
+                     [product, ctx.input(6), ctx.input(7)])]

@@ -1,0 +1,128 @@
+"""Resize (ONNX Resize and Upsample): cook-only, separable interpolation in numpy.
+
+Each resized axis maps output coordinates to input coordinates (the coordinate
+transformation mode), then takes the nearest item, a linear blend of 2, or a cubic blend
+of 4 (edge items repeated; `exclude_outside` drops and renormalises outside taps).
+"""
+import math
+
+import numpy as np
+
+from ..errors import ShapeError
+from ..facts import Fact
+from .base import Op, expect_inputs
+
+MODES = ("nearest", "linear", "cubic")
+TRANSFORMS = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
+              "asymmetric", "tf_crop_and_resize")
+NEAREST = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
+
+
+class Resize(Op):
+    name = "Resize"
+
+    def __init__(self, out_shape, scales, mode="nearest", transform="half_pixel",
+                 nearest_mode="round_prefer_floor", cubic_a=-0.75, exclude_outside=False,
+                 roi=None, extrapolation=0.0):
+        self.out_shape = tuple(int(d) for d in out_shape)
+        self.scales = tuple(float(s) for s in scales)
+        self.mode = mode
+        self.transform = transform
+        self.nearest_mode = nearest_mode
+        self.cubic_a = float(cubic_a)
+        self.exclude_outside = bool(exclude_outside)
+        self.roi = tuple(float(r) for r in roi) if roi is not None else None
+        self.extrapolation = float(extrapolation)
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, 1)
+        x = inputs[0]
+        if len(self.out_shape) != x.rank:
+            raise ShapeError(f"output shape {list(self.out_shape)} for a rank {x.rank} input")
+        return [Fact(x.datum_type, self.out_shape)]
+
+    def _coordinates(self, axis, size_in, size_out):
+        scale = self.scales[axis]
+        x = np.arange(size_out, dtype=np.float64)
+        t = self.transform
+        if t == "half_pixel":
+            return (x + 0.5) / scale - 0.5
+        if t == "half_pixel_symmetric":
+            adjustment = size_out / (scale * size_in)
+            center = size_in / 2
+            offset = center * (1 - adjustment)
+            return offset + (x + 0.5) / scale - 0.5
+        if t == "pytorch_half_pixel":
+            return (x + 0.5) / scale - 0.5 if size_out > 1 else np.zeros_like(x)
+        if t == "align_corners":
+            return x * (size_in - 1) / (size_out - 1) if size_out > 1 else np.zeros_like(x)
+        if t == "asymmetric":
+            return x / scale
+        rank = len(self.out_shape)
+        start, end = self.roi[axis], self.roi[axis + rank]
+        if size_out > 1:
+            return start * (size_in - 1) + x * (end - start) * (size_in - 1) / (size_out - 1)
+        return np.full_like(x, 0.5 * (start + end) * (size_in - 1))
+
+    def _taps(self, coords, size_in):
+        """(indices [out, taps], weights [out, taps]) for one axis."""
+        if self.mode == "nearest":
+            m = self.nearest_mode
+            if m == "round_prefer_floor":
+                index = np.ceil(coords - 0.5)
+            elif m == "round_prefer_ceil":
+                index = np.floor(coords + 0.5)
+            elif m == "floor":
+                index = np.floor(coords)
+            else:
+                index = np.ceil(coords)
+            index = np.clip(index, 0, size_in - 1).astype(np.int64)
+            return index[:, None], np.ones((len(coords), 1))
+        base = np.floor(coords)
+        frac = coords - base
+        if self.mode == "linear":
+            offsets = np.array([0, 1])
+            weights = np.stack([1 - frac, frac], axis=1)
+        else:
+            offsets = np.array([-1, 0, 1, 2])
+            a = self.cubic_a
+            distance = np.abs(frac[:, None] - offsets[None, :])
+            weights = np.where(distance <= 1, ((a + 2) * distance - (a + 3)) * distance ** 2 + 1,
+                               np.where(distance < 2,
+                                        ((a * distance - 5 * a) * distance + 8 * a) * distance
+                                        - 4 * a, 0.0))
+        index = base[:, None].astype(np.int64) + offsets[None, :]
+        if self.exclude_outside:
+            inside = (index >= 0) & (index < size_in)
+            weights = np.where(inside, weights, 0.0)
+            weights = weights / weights.sum(axis=1, keepdims=True)
+        return np.clip(index, 0, size_in - 1), weights
+
+    def eval(self, inputs):
+        x = inputs[0]
+        y = x.astype(np.float64)
+        for axis, (size_in, size_out) in enumerate(zip(x.shape, self.out_shape)):
+            if size_in == size_out and self.scales[axis] == 1.0 and \
+                    self.transform != "tf_crop_and_resize":
+                continue
+            coords = self._coordinates(axis, size_in, size_out)
+            index, weights = self._taps(coords, size_in)
+            taken = np.take(y, index.reshape(-1), axis=axis)
+            shape = list(y.shape)
+            shape[axis:axis + 1] = [size_out, index.shape[1]]
+            taken = taken.reshape(shape)
+            w_shape = [1] * len(shape)
+            w_shape[axis:axis + 2] = list(weights.shape)
+            y = (taken * weights.reshape(w_shape)).sum(axis=axis + 1)
+            if self.transform == "tf_crop_and_resize":
+                outside = (coords < 0) | (coords > size_in - 1)
+                mask_shape = [1] * y.ndim
+                mask_shape[axis] = size_out
+                y = np.where(outside.reshape(mask_shape), self.extrapolation, y)
+        if x.dtype.kind in "iu":
+            y = np.rint(y)
+        return [y.astype(x.dtype)]
+
+
+def output_size(size_in, scale):
+    return int(math.floor(size_in * scale + 1e-9)) if scale > 0 else 0

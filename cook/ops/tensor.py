@@ -1,0 +1,481 @@
+"""Cook-only tensor ops: they type and evaluate in numpy (run_reference) but have no plan
+form yet (writing one raises UnsupportedOp): arg reductions, cumulative sums, top-k,
+broadcast, tile, pad, triangular masks, one-hot, log-softmax, hardmax, gathers and
+scatters, einsum."""
+import numpy as np
+
+from .. import datum, dims
+from ..errors import ShapeError
+from ..facts import Fact
+from .base import Op, expect_inputs, normalize_axis
+
+
+class ArgReduce(Op):
+    """Index (i64) of the max / min along `axis` (first or last occurrence)."""
+
+    def __init__(self, kind, axis, keepdims=True, select_last=False):
+        self.kind = kind
+        self.axis = int(axis)
+        self.keepdims = bool(keepdims)
+        self.select_last = bool(select_last)
+
+    @property
+    def name(self):
+        return "ArgMax" if self.kind == "max" else "ArgMin"
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, 1)
+        x = inputs[0]
+        axis = normalize_axis(self.axis, x.rank)
+        shape = list(x.shape)
+        if self.keepdims:
+            shape[axis] = 1
+        else:
+            del shape[axis]
+        return [Fact(datum.I64, shape)]
+
+    def eval(self, inputs):
+        x = inputs[0]
+        axis = normalize_axis(self.axis, x.ndim)
+        function = np.argmax if self.kind == "max" else np.argmin
+        if self.select_last:
+            flipped = np.flip(x, axis)
+            index = x.shape[axis] - 1 - function(flipped, axis=axis)
+        else:
+            index = function(x, axis=axis)
+        if self.keepdims:
+            index = np.expand_dims(index, axis)
+        return [np.asarray(index, np.int64)]
+
+
+class CumSum(Op):
+    """Cumulative sum (or product) along `axis`, maybe exclusive and/or reversed."""
+
+    def __init__(self, axis, exclusive=False, reverse=False, product=False):
+        self.product = bool(product)
+        self.axis = int(axis)
+        self.exclusive = bool(exclusive)
+        self.reverse = bool(reverse)
+
+    @property
+    def name(self):
+        return "CumProd" if self.product else "CumSum"
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, 1)
+        normalize_axis(self.axis, inputs[0].rank)
+        return [inputs[0].without_value()]
+
+    def eval(self, inputs):
+        x = inputs[0]
+        axis = normalize_axis(self.axis, x.ndim)
+        if self.reverse:
+            x = np.flip(x, axis)
+        y = (np.cumprod if self.product else np.cumsum)(x, axis=axis, dtype=x.dtype)
+        if self.exclusive:
+            neutral = np.ones_like if self.product else np.zeros_like
+            y = np.concatenate([neutral(np.take(y, [0], axis=axis)),
+                                np.take(y, range(y.shape[axis] - 1), axis=axis)], axis=axis)
+        if self.reverse:
+            y = np.flip(y, axis)
+        return [np.ascontiguousarray(y)]
+
+
+class TopK(Op):
+    """The k largest (or smallest) values along `axis` and their i64 indices (stable)."""
+
+    name = "TopK"
+
+    def __init__(self, k, axis, largest=True, sorted_=True):
+        self.k = int(k)
+        self.axis = int(axis)
+        self.largest = bool(largest)
+        self.sorted_ = bool(sorted_)
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, 1)
+        x = inputs[0]
+        axis = normalize_axis(self.axis, x.rank)
+        if dims.is_concrete(x.shape[axis]) and self.k > x.shape[axis]:
+            raise ShapeError(f"k = {self.k} is above the axis length {x.shape[axis]}")
+        shape = list(x.shape)
+        shape[axis] = self.k
+        return [Fact(x.datum_type, shape), Fact(datum.I64, shape)]
+
+    def eval(self, inputs):
+        x = inputs[0]
+        axis = normalize_axis(self.axis, x.ndim)
+        keys = -x if self.largest and x.dtype.kind != "u" else x
+        if self.largest and x.dtype.kind == "u":
+            keys = np.iinfo(x.dtype).max - x
+        order = np.argsort(keys, axis=axis, kind="stable")
+        indices = np.take(order, range(self.k), axis=axis)
+        values = np.take_along_axis(x, indices, axis=axis)
+        return [values, indices.astype(np.int64)]
+
+
+class Broadcast(Op):
+    """numpy broadcast of the input to (at least) `shape` (ONNX Expand)."""
+
+    name = "Broadcast"
+
+    def __init__(self, shape):
+        self.shape = tuple(dims.from_value(d) for d in shape)
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, 1)
+        shape = dims.broadcast_shapes([inputs[0].shape, self.shape])
+        if shape is None:
+            raise ShapeError(f"{inputs[0]} does not broadcast to {list(self.shape)}")
+        return [Fact(inputs[0].datum_type, shape)]
+
+    def eval(self, inputs):
+        x = inputs[0]
+        shape = np.broadcast_shapes(x.shape, tuple(self.shape))
+        return [np.ascontiguousarray(np.broadcast_to(x, shape))]
+
+
+class Tile(Op):
+    name = "Tile"
+
+    def __init__(self, repeats):
+        self.repeats = tuple(int(r) for r in repeats)
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, 1)
+        x = inputs[0]
+        if len(self.repeats) != x.rank:
+            raise ShapeError(f"repeats {list(self.repeats)} must have one entry per axis")
+        return [Fact(x.datum_type, [d * r for d, r in zip(x.shape, self.repeats)])]
+
+    def eval(self, inputs):
+        return [np.tile(inputs[0], self.repeats)]
+
+
+class Pad(Op):
+    """Pad every axis by (before, after); mode constant (with value), reflect, edge, wrap."""
+
+    name = "Pad"
+
+    def __init__(self, pads, mode="constant", value=0.0):
+        self.pads = tuple((int(b), int(a)) for b, a in pads)
+        self.mode = mode
+        self.value = value
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, 1)
+        x = inputs[0]
+        if len(self.pads) != x.rank:
+            raise ShapeError(f"pads {list(self.pads)} must have one pair per axis")
+        return [Fact(x.datum_type, [d + b + a for d, (b, a) in zip(x.shape, self.pads)])]
+
+    def eval(self, inputs):
+        x = inputs[0]
+        crop = tuple(slice(-b if b < 0 else 0, x.shape[i] + a if a < 0 else None)
+                     for i, (b, a) in enumerate(self.pads))
+        x = x[crop]
+        pads = [(max(b, 0), max(a, 0)) for b, a in self.pads]
+        if self.mode == "constant":
+            return [np.pad(x, pads, constant_values=np.asarray(self.value, x.dtype))]
+        return [np.pad(x, pads, mode=self.mode)]
+
+
+class Trilu(Op):
+    """Keep the upper (or lower) triangle of the two last dims, from diagonal k."""
+
+    name = "Trilu"
+
+    def __init__(self, upper, k=0):
+        self.upper = bool(upper)
+        self.k = int(k)
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, 1)
+        if inputs[0].rank < 2:
+            raise ShapeError("needs rank ≥ 2")
+        return [inputs[0].without_value()]
+
+    def eval(self, inputs):
+        x = inputs[0]
+        return [np.triu(x, self.k) if self.upper else np.tril(x, self.k)]
+
+
+class OneHot(Op):
+    """indices -> one-hot along `axis` with (off, on) values (negative indices wrap)."""
+
+    name = "OneHot"
+
+    def __init__(self, depth, axis, off, on):
+        self.depth = int(depth)
+        self.axis = int(axis)
+        self.off = off
+        self.on = on
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, 1)
+        x = inputs[0]
+        axis = normalize_axis(self.axis, x.rank + 1)
+        shape = list(x.shape)
+        shape.insert(axis, self.depth)
+        return [Fact(datum.from_numpy(np.asarray(self.on).dtype), shape)]
+
+    def eval(self, inputs):
+        indices = inputs[0].astype(np.int64)
+        indices = np.where(indices < 0, indices + self.depth, indices)
+        axis = normalize_axis(self.axis, indices.ndim + 1)
+        classes = np.arange(self.depth).reshape((-1,) + (1,) * (indices.ndim - axis))
+        hot = np.expand_dims(indices, axis) == classes
+        on, off = np.asarray(self.on), np.asarray(self.off)
+        return [np.where(hot, on, off).astype(on.dtype)]
+
+
+class LogSoftmax(Op):
+    """x - max - log(sum(exp(x - max))) over `axes`."""
+
+    name = "LogSoftmax"
+
+    def __init__(self, axes):
+        self.axes = tuple(sorted(int(a) for a in axes))
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, 1)
+        for axis in self.axes:
+            normalize_axis(axis, inputs[0].rank)
+        return [inputs[0].without_value()]
+
+    def eval(self, inputs):
+        x = inputs[0].astype(np.float64)
+        shifted = x - x.max(axis=self.axes, keepdims=True)
+        y = shifted - np.log(np.exp(shifted).sum(axis=self.axes, keepdims=True))
+        return [y.astype(inputs[0].dtype)]
+
+
+class Hardmax(Op):
+    """1 at the first maximum along `axis`, 0 elsewhere."""
+
+    name = "Hardmax"
+
+    def __init__(self, axis):
+        self.axis = int(axis)
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, 1)
+        normalize_axis(self.axis, inputs[0].rank)
+        return [inputs[0].without_value()]
+
+    def eval(self, inputs):
+        x = inputs[0]
+        axis = normalize_axis(self.axis, x.ndim)
+        index = np.expand_dims(np.argmax(x, axis=axis), axis)
+        y = np.zeros_like(x)
+        np.put_along_axis(y, index, 1, axis=axis)
+        return [y]
+
+
+class GatherElements(Op):
+    name = "GatherElements"
+
+    def __init__(self, axis):
+        self.axis = int(axis)
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, 2)
+        data, indices = inputs
+        normalize_axis(self.axis, data.rank)
+        if indices.rank != data.rank:
+            raise ShapeError("indices must have the rank of data")
+        return [Fact(data.datum_type, indices.shape)]
+
+    def eval(self, inputs):
+        data, indices = inputs
+        axis = normalize_axis(self.axis, data.ndim)
+        indices = indices.astype(np.int64)
+        indices = np.where(indices < 0, indices + data.shape[axis], indices)
+        return [np.take_along_axis(data, indices, axis=axis)]
+
+
+class GatherND(Op):
+    name = "GatherND"
+
+    def __init__(self, batch_dims=0):
+        self.batch_dims = int(batch_dims)
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, 2)
+        data, indices = inputs
+        last = indices.shape[-1]
+        if not dims.is_concrete(last):
+            raise ShapeError("the last dim of indices must be known")
+        b = self.batch_dims
+        shape = tuple(indices.shape[:-1]) + tuple(data.shape[b + last:])
+        return [Fact(data.datum_type, shape)]
+
+    def eval(self, inputs):
+        data, indices = inputs
+        indices = indices.astype(np.int64)
+        b = self.batch_dims
+        batch_shape = data.shape[:b]
+        batch = int(np.prod(batch_shape)) if b else 1
+        flat_data = data.reshape((batch,) + data.shape[b:])
+        flat_indices = indices.reshape((batch, -1, indices.shape[-1]))
+        out = []
+        for i in range(batch):
+            rows = [flat_data[i][tuple(index)] for index in flat_indices[i]]
+            out.append(np.stack(rows) if rows else
+                       np.zeros((0,) + data.shape[b + indices.shape[-1]:], data.dtype))
+        result = np.stack(out)
+        shape = indices.shape[:-1] + data.shape[b + indices.shape[-1]:]
+        return [result.reshape(shape).astype(data.dtype)]
+
+
+_REDUCTIONS = {"none": None, "add": np.add, "mul": np.multiply, "max": np.maximum,
+               "min": np.minimum}
+
+
+class ScatterElements(Op):
+    name = "ScatterElements"
+
+    def __init__(self, axis, reduction="none"):
+        self.axis = int(axis)
+        self.reduction = reduction
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, 3)
+        normalize_axis(self.axis, inputs[0].rank)
+        return [inputs[0].without_value()]
+
+    def eval(self, inputs):
+        data, indices, updates = inputs
+        axis = normalize_axis(self.axis, data.ndim)
+        out = data.copy()
+        indices = indices.astype(np.int64)
+        indices = np.where(indices < 0, indices + data.shape[axis], indices)
+        function = _REDUCTIONS[self.reduction]
+        for position in np.ndindex(*indices.shape):
+            target = list(position)
+            target[axis] = indices[position]
+            target = tuple(target)
+            out[target] = updates[position] if function is None else \
+                function(out[target], updates[position])
+        return [out]
+
+
+class ScatterND(Op):
+    name = "ScatterND"
+
+    def __init__(self, reduction="none"):
+        self.reduction = reduction
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, 3)
+        return [inputs[0].without_value()]
+
+    def eval(self, inputs):
+        data, indices, updates = inputs
+        out = data.copy()
+        function = _REDUCTIONS[self.reduction]
+        indices = indices.astype(np.int64)
+        for position in np.ndindex(*indices.shape[:-1]):
+            target = tuple(indices[position])
+            out[target] = updates[position] if function is None else \
+                function(out[target], updates[position])
+        return [out]
+
+
+class Einsum(Op):
+    name = "Einsum"
+
+    def __init__(self, equation):
+        self.equation = equation.replace(" ", "")
+
+    def output_facts(self, inputs):
+        # typed by evaluating on zero-strided dummies of the right shapes
+        if not all(all(dims.is_concrete(d) for d in f.shape) for f in inputs):
+            raise ShapeError("einsum on symbolic shapes is not supported yet")
+        dummies = [np.broadcast_to(np.zeros((), f.dtype), f.shape) for f in inputs]
+        try:
+            shape = np.einsum(self.equation, *dummies).shape
+        except ValueError as error:
+            raise ShapeError(f"einsum {self.equation!r}: {error}") from None
+        return [Fact(inputs[0].datum_type, shape)]
+
+    def eval(self, inputs):
+        return [np.asarray(np.einsum(self.equation, *inputs)).astype(inputs[0].dtype)]
+
+
+class Quantize(Op):
+    """y = saturate(round(x / scale) + zero_point) (ONNX QuantizeLinear, per tensor or
+    per axis); `to` is the integer type."""
+
+    name = "Quantize"
+
+    def __init__(self, axis, to):
+        self.axis = int(axis)
+        self.to = datum.parse(to)
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, range(2, 4))
+        return [Fact(self.to, inputs[0].shape)]
+
+    def eval(self, inputs):
+        x, scale = inputs[0], inputs[1]
+        zero = inputs[2] if len(inputs) == 3 else np.zeros((), self.to.dtype)
+        shape = _per_axis_shape(scale, x.ndim, self.axis)
+        y = np.rint(x.astype(np.float64) / scale.reshape(shape).astype(np.float64))
+        y = y + zero.reshape(shape).astype(np.float64)
+        info = np.iinfo(self.to.dtype)
+        return [np.clip(y, info.min, info.max).astype(self.to.dtype)]
+
+
+class Dequantize(Op):
+    """y = (x - zero_point) * scale (ONNX DequantizeLinear, per tensor or per axis)."""
+
+    name = "Dequantize"
+
+    def __init__(self, axis, to):
+        self.axis = int(axis)
+        self.to = datum.parse(to)
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, range(2, 4))
+        return [Fact(self.to, inputs[0].shape)]
+
+    def eval(self, inputs):
+        x, scale = inputs[0], inputs[1]
+        shape = _per_axis_shape(scale, x.ndim, self.axis)
+        y = x.astype(np.float64)
+        if len(inputs) == 3:
+            y = y - inputs[2].reshape(shape).astype(np.float64)
+        return [(y * scale.reshape(shape).astype(np.float64)).astype(self.to.dtype)]
+
+
+def _per_axis_shape(scale, rank, axis):
+    if scale.size == 1 or scale.ndim == 0:
+        return ()
+    shape = [1] * rank
+    shape[normalize_axis(axis, rank)] = scale.size
+    return tuple(shape)
+
+
+class IntegerMatMul(Op):
+    """(a - a_zero) @ (b - b_zero) in i32 (ONNX MatMulInteger)."""
+
+    name = "IntegerMatMul"
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, range(2, 5))
+        a, b = inputs[0], inputs[1]
+        batch = dims.broadcast_shapes([a.shape[:-2], b.shape[:-2]])
+        if a.rank < 2 or b.rank < 2 or batch is None or a.shape[-1] != b.shape[-2]:
+            raise ShapeError(f"cannot multiply {a} by {b}")
+        return [Fact(datum.I32, (*batch, a.shape[-2], b.shape[-1]))]
+
+    def eval(self, inputs):
+        a = inputs[0].astype(np.int32)
+        b = inputs[1].astype(np.int32)
+        if len(inputs) > 2:
+            zero = inputs[2].astype(np.int32)
+            a = a - (zero.reshape(-1, 1) if zero.ndim == 1 and zero.size > 1 else zero)
+        if len(inputs) > 3:
+            b = b - inputs[3].astype(np.int32)
+        return [np.matmul(a, b).astype(np.int32)]
