@@ -17,14 +17,21 @@ from .errors import CookError, MissingFact
 
 
 class Fact:
-    """Datum type + shape (+ optional constant value) of a wire in a TypedModel."""
+    """Datum type + shape (+ optional constant value) of a wire in a TypedModel.
 
-    __slots__ = ("datum_type", "shape", "value")
+    `symbolic`: for an integer tensor computed from shapes that contain symbols (Shape,
+    then Gather, Concat…), its value as a numpy object array of Dims; None otherwise.
+    Translators read it like a constant (a reshape to [N, 3*H*W]) while `value` stays
+    None: the tensor is not a constant of the model.
+    """
 
-    def __init__(self, datum_type, shape, value=None):
+    __slots__ = ("datum_type", "shape", "value", "symbolic")
+
+    def __init__(self, datum_type, shape, value=None, symbolic=None):
         self.datum_type = datum.parse(datum_type)
         self.shape = tuple(shape)
         self.value = value
+        self.symbolic = symbolic
 
     @classmethod
     def from_value(cls, value):

@@ -104,6 +104,9 @@ class Graph:
                         f"{node_context(name, op.name, input_facts)}: evaluation gave "
                         f"{value.shape} {value.dtype} on output {slot}, typing said {fact}")
                 facts[slot] = Fact(fact.datum_type, fact.shape, value)
+        elif op.foldable and input_facts and any(f.symbolic is not None for f in input_facts) \
+                and all(f.value is not None or f.symbolic is not None for f in input_facts):
+            _propagate_symbolic(op, input_facts, facts)
         return facts
 
     def wire(self, name, op, inputs):
@@ -246,6 +249,36 @@ class Graph:
         lines.append("outputs: " + ", ".join(
             f"{name}=#{o.node}.{o.slot}" for name, o in zip(self.output_names, self.outputs)))
         return "\n".join(lines)
+
+
+def _propagate_symbolic(op, input_facts, facts):
+    """Evaluate an op on Dim-valued (object) arrays: shape computations over symbols.
+
+    A result made of integers only is a real constant (e.g. the known dims of a symbolic
+    shape); one with symbols becomes the output's `symbolic` value. Ops that cannot work
+    on Dims (anything but integer shuffling and arithmetic) leave the output unknown."""
+    from . import dims
+    arrays = [f.symbolic if f.symbolic is not None else f.value.astype(object)
+              for f in input_facts]
+    try:
+        results = op.eval(arrays)
+    except Exception:           # noqa: BLE001 (an op that cannot handle Dims: unknown)
+        return
+    for slot, (fact, result) in enumerate(zip(facts, results)):
+        result = np.asarray(result, dtype=object)
+        if not fact.datum_type.is_integer or result.shape != tuple(fact.shape):
+            continue
+        flat = [dims.from_value(v) if dims.is_dim(v) else None for v in result.reshape(-1)]
+        if any(v is None for v in flat):
+            continue
+        if all(dims.is_concrete(v) for v in flat):
+            facts[slot] = Fact(fact.datum_type, fact.shape,
+                               np.array(flat, fact.dtype).reshape(result.shape))
+        else:
+            symbolic = np.empty(len(flat), object)
+            symbolic[:] = flat
+            facts[slot] = Fact(fact.datum_type, fact.shape,
+                               symbolic=symbolic.reshape(result.shape))
 
 
 class Patch:

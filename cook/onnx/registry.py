@@ -70,6 +70,8 @@ class Translation:
                 raise CookError(f"{self.where}: {what} (input {index}) is required")
             return None
         value = self.facts[index].value
+        if value is None and self.facts[index].symbolic is not None:
+            return self.facts[index].symbolic        # Dims computed from symbolic shapes
         if value is None:
             raise UnsupportedOp(f"{self.where}: {what} (input {index}) must be a constant "
                                 "(computed from initializers and shapes); a value known only "

@@ -226,6 +226,8 @@ def graph_rank(writer, node):
 
 def _int_div(a, b):
     # ONNX integer division truncates toward zero
+    if a.dtype == object or b.dtype == object:
+        return np.floor_divide(a, b)               # symbolic dims (non-negative)
     return np.trunc(np.true_divide(a, b)).astype(a.dtype)
 
 
@@ -283,7 +285,7 @@ class Binary(Op):
 
     def eval(self, inputs):
         a, b = inputs
-        if self.kind == "div" and a.dtype.kind in "iu":
+        if self.kind == "div" and (a.dtype.kind in "iuO"):
             return [_int_div(a, b)]
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
             y = np.asarray(BINARY_FUNCTIONS[self.kind](a, b))

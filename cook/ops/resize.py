@@ -45,6 +45,7 @@ class Resize(Op):
         scale = self.scales[axis]
         x = np.arange(size_out, dtype=np.float64)
         t = self.transform
+        width = scale * size_in            # the reference's (float) output width
         if t == "half_pixel":
             return (x + 0.5) / scale - 0.5
         if t == "half_pixel_symmetric":
@@ -53,15 +54,15 @@ class Resize(Op):
             offset = center * (1 - adjustment)
             return offset + (x + 0.5) / scale - 0.5
         if t == "pytorch_half_pixel":
-            return (x + 0.5) / scale - 0.5 if size_out > 1 else np.zeros_like(x)
+            return (x + 0.5) / scale - 0.5 if width != 1 else np.full_like(x, -0.5)
         if t == "align_corners":
-            return x * (size_in - 1) / (size_out - 1) if size_out > 1 else np.zeros_like(x)
+            return x * (size_in - 1) / (width - 1) if width != 1 else np.zeros_like(x)
         if t == "asymmetric":
             return x / scale
         rank = len(self.out_shape)
         start, end = self.roi[axis], self.roi[axis + rank]
-        if size_out > 1:
-            return start * (size_in - 1) + x * (end - start) * (size_in - 1) / (size_out - 1)
+        if width != 1:
+            return start * (size_in - 1) + x * (end - start) * (size_in - 1) / (width - 1)
         return np.full_like(x, 0.5 * (start + end) * (size_in - 1))
 
     def _taps(self, coords, size_in):

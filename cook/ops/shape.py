@@ -354,7 +354,9 @@ class ShapeOf(Op):
         shape = inputs[0].shape
         if all(dims.is_concrete(d) for d in shape):
             return [Fact.from_value(np.array([dims.to_int(d) for d in shape], np.int64))]
-        return [Fact(datum.I64, (len(shape),))]
+        symbolic = np.empty(len(shape), object)
+        symbolic[:] = list(shape)
+        return [Fact(datum.I64, (len(shape),), symbolic=symbolic)]
 
     def eval(self, inputs):
         return [np.array(inputs[0].shape, np.int64)]
@@ -373,6 +375,8 @@ class Cast(Op):
         return [Fact(self.to, inputs[0].shape)]
 
     def eval(self, inputs):
+        if inputs[0].dtype == object and self.to.is_integer:
+            return [inputs[0]]                     # symbolic dims stay symbolic
         return [inputs[0].astype(self.to.dtype)]
 
     def declutter(self, graph, node):

@@ -312,7 +312,8 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
 
     if (p->depthwise) { /* reads the filter as is: nothing to pack, no scratch */
         if (p->spatial == 2 && p->kernel_dims[0] == 3 && p->kernel_dims[1] == 3 &&
-            p->dilation[0] == 1 && p->dilation[1] == 1 && p->stride[0] == p->stride[1] &&
+            p->dilation[0] == 1 && p->dilation[1] == 1 && p->pad_before[0] >= 0 &&
+            p->pad_before[1] >= 0 && p->stride[0] == p->stride[1] &&
             (p->stride[0] == 1 || p->stride[0] == 2)) {
             const ember_f32_dwconv_kernel *k = ctx->kernels->f32_dwconv;
             const int64_t s = p->stride[0];

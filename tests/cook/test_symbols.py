@@ -109,3 +109,25 @@ def test_symbolic_plan_loads_in_tract(tmp_path):
     x = rand(1, 3, 40)
     got = loaded.run([x])[0].to_numpy()
     assert_close([got], run_ort(model, {"x": x}))
+
+
+def test_shape_subgraph_over_symbols_folds_into_reshape():
+    """Shape -> Gather -> Unsqueeze -> Concat -> Reshape, as exporters write flatten."""
+    nodes = [node("Shape", ["x"], ["shape"]),
+             node("Gather", ["shape", "zero"], ["batch"], axis=0),
+             node("Unsqueeze", ["batch", "axes"], ["batch1"]),
+             node("Concat", ["batch1", "minus_one"], ["spec"], axis=0),
+             node("Reshape", ["x", "spec"], ["flat"]),
+             node("Shape", ["x"], ["shape2"]),
+             node("Slice", ["shape2", "start", "end"], ["hw"]),
+             node("Concat", ["batch1", "three", "hw"], ["spec2"], axis=0),
+             node("Reshape", ["flat", "spec2"], ["y"])]
+    inits = {"zero": np.array(0, np.int64), "axes": np.array([0], np.int64),
+             "minus_one": np.array([-1], np.int64), "start": np.array([2], np.int64),
+             "end": np.array([4], np.int64), "three": np.array([3], np.int64)}
+    model = make_model(nodes, {"x": (("N", 3, "H", "W"), np.float32)}, ["y"], inits)
+    typed = cook_onnx.load(model).into_model()
+    assert str(typed.output_facts()[0]) == "N,3,H,W,f32"
+    assert "Shape" not in typed.op_types()
+    x = rand(2, 3, 5, 4)
+    assert_close(typed.run_reference([x]), run_ort(model, {"x": x}))
