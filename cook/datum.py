@@ -7,11 +7,13 @@ from .errors import CookError
 class DatumType:
     """One element type. Instances are unique: compare with `is` or `==`."""
 
-    def __init__(self, name, dtype, onnx_code, nnef_kind):
+    def __init__(self, name, dtype, onnx_code, nnef_kind, family=None):
         self.name = name                      # "f32": ember/tract spelling
         self.dtype = np.dtype(dtype)          # numpy dtype
         self.onnx_code = onnx_code            # onnx.TensorProto.DataType value
         self.nnef_kind = nnef_kind            # "scalar" | "integer" | "logical" | None
+        # "f" float, "i" integer, "b" bool (ml_dtypes' types have numpy kind "V")
+        self.family = family or {"f": "f", "i": "i", "u": "i", "b": "b"}.get(self.dtype.kind)
 
     def __repr__(self):
         return self.name
@@ -29,11 +31,11 @@ class DatumType:
 
     @property
     def is_float(self):
-        return self.dtype.kind == "f"
+        return self.family == "f"
 
     @property
     def is_integer(self):
-        return self.dtype.kind in "iu"
+        return self.family == "i"
 
 
 # ONNX codes: FLOAT 1, UINT8 2, INT8 3, UINT16 4, INT16 5, INT32 6, INT64 7, BOOL 9,
@@ -52,6 +54,24 @@ U64 = DatumType("u64", np.uint64, 13, None)
 BOOL = DatumType("bool", np.bool_, 9, "logical")
 
 ALL = (F32, F16, F64, I8, U8, I16, U16, I32, U32, I64, U64, BOOL)
+
+# The narrow types of ml_dtypes (what onnx uses): cook-only, for Cast and (de)quantization.
+try:
+    import ml_dtypes
+except ImportError:                                        # pragma: no cover
+    ml_dtypes = None
+NARROW = []
+if ml_dtypes is not None:
+    for _name, _attr, _code, _family in (
+            ("bf16", "bfloat16", 16, "f"), ("f8e4m3fn", "float8_e4m3fn", 17, "f"),
+            ("f8e4m3fnuz", "float8_e4m3fnuz", 18, "f"), ("f8e5m2", "float8_e5m2", 19, "f"),
+            ("f8e5m2fnuz", "float8_e5m2fnuz", 20, "f"), ("u4", "uint4", 21, "i"),
+            ("i4", "int4", 22, "i"), ("f4e2m1", "float4_e2m1fn", 23, "f"),
+            ("f8e8m0", "float8_e8m0fnu", 24, "f"), ("u2", "uint2", 25, "i"),
+            ("i2", "int2", 26, "i")):
+        if hasattr(ml_dtypes, _attr):
+            NARROW.append(DatumType(_name, getattr(ml_dtypes, _attr), _code, None, _family))
+    ALL = ALL + tuple(NARROW)
 _BY_NAME = {t.name: t for t in ALL}
 _BY_DTYPE = {t.dtype: t for t in ALL}
 _BY_ONNX = {t.onnx_code: t for t in ALL}

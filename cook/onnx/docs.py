@@ -59,7 +59,8 @@ def render(results):
     lines = [HEADER.format(rtol=conformance.DEFAULT_RTOL, atol=conformance.DEFAULT_ATOL)]
     counts = summary(results)
     lines += ["## Conformance summary", "",
-              f"- node tests of the supported ops: {counts['listed']} pass",
+              f"- node tests of the supported ops (tests whose model is one node of an op "
+              f"in the table below): {counts['listed']} pass",
               f"- all node tests: {counts['node']} pass",
               f"- model tests (pytorch-converted, pytorch-operator, simple): "
               f"{counts['models']} pass",

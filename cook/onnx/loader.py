@@ -18,7 +18,7 @@ from ..facts import InferenceFact
 from ..ir import Graph, Outlet
 from ..model import InferenceModel
 from ..ops.source import Const
-from .registry import OnnxNode
+from .registry import OnnxNode, subgraph_free_names
 
 
 def symbol_name(dim_param):
@@ -117,8 +117,10 @@ def from_proto(model):
                                   "must be topologically sorted)")
         while inputs and inputs[-1] is None:
             inputs.pop()
+        implicit = [n for n in subgraph_free_names(proto) if n in tensors]
+        inputs += [tensors[n] for n in implicit]
         facts = [hints.get(out, InferenceFact()) for out in proto.output]
-        node = graph.add_node(name, OnnxNode(proto, opset), inputs, facts)
+        node = graph.add_node(name, OnnxNode(proto, opset, implicit), inputs, facts)
         for slot, output_name in enumerate(proto.output):
             if output_name:
                 tensors[output_name] = Outlet(node.id, slot)

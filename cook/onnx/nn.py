@@ -285,3 +285,62 @@ def resize(ctx):
                 attrs.int("exclude_outside", 0), full_roi,
                 attrs.float("extrapolation_value", 0.0))
     return [ctx.wire(op, [ctx.input(0)])]
+
+
+@translator("LpPool", notes="p ≥ 1; composed of abs, pow and a sum (avg) pool")
+def lp_pool(ctx):
+    import numpy as np
+
+    from ..ops.elementwise import Binary, Unary
+    x = ctx.fact(0)
+    kernel = ctx.attrs.ints("kernel_shape", required=True)
+    p = float(ctx.attrs.int("p", 2)) if ctx.opset >= 2 else ctx.attrs.float("p", 2.0)
+    strides, dilations, padding, _ = window_attrs(ctx, x, kernel, allow_ceil=True)
+    magnitude = ctx.wire(Unary("abs"), [ctx.input(0)], "abs")
+    powered = ctx.wire(Binary("pow"), [magnitude, ctx.const(np.array(p, x.dtype), "p")],
+                       "pow")
+    mean = ctx.wire(AvgPool(kernel, strides, padding, True, dilations), [powered], "mean")
+    count = ctx.const(np.array(float(np.prod(kernel)), x.dtype), "count")
+    total = ctx.wire(Binary("mul"), [mean, count], "sum")
+    return [ctx.wire(Binary("pow"), [total, ctx.const(np.array(1.0 / p, x.dtype), "root")])]
+
+
+@translator("ConvInteger", "QLinearConv", types="i8/u8", cook_only=True,
+            notes="zero points subtracted, conv in f32 (exact for 8-bit data), then i32 "
+                  "(ConvInteger) or requantized (QLinearConv)")
+def conv_integer(ctx):
+    from ..ops.elementwise import Binary
+    from ..ops.shape import Cast
+    from ..ops.tensor import Dequantize, Quantize
+    from .. import datum
+    qlinear = ctx.onnx.op_type == "QLinearConv"
+    x_index, w_index = (0, 3) if qlinear else (0, 1)
+    x, w = ctx.fact(x_index), ctx.fact(w_index)
+    kernel = ctx.attrs.ints("kernel_shape", [dims.to_int(d) for d in w.shape[2:]])
+    strides, dilations, padding, _ = window_attrs(ctx, x, kernel, allow_ceil=False)
+    op = Conv(strides, dilations, padding, ctx.attrs.int("group", 1))
+    if qlinear:
+        xf = ctx.wire(Dequantize(1, datum.F32), [ctx.input(0), ctx.input(1), ctx.input(2)],
+                      "x")
+        wf = ctx.wire(Dequantize(0, datum.F32), [ctx.input(3), ctx.input(4), ctx.input(5)],
+                      "w")
+        inputs = [xf, wf]
+        if ctx.has_input(8):
+            # the i32 bias counts in units of x_scale * w_scale
+            scale = ctx.wire(Binary("mul"), [ctx.input(4), ctx.input(1)], "bias_scale")
+            inputs.append(ctx.wire(Dequantize(0, datum.F32), [ctx.input(8), scale], "bias"))
+        y = ctx.wire(op, inputs, "conv")
+        return [ctx.wire(Quantize(1, ctx.fact(7).datum_type), [y, ctx.input(6), ctx.input(7)])]
+    xf = ctx.wire(Cast(datum.F32), [ctx.input(0)], "x")
+    wf = ctx.wire(Cast(datum.F32), [ctx.input(1)], "w")
+    if ctx.has_input(2):
+        zero = ctx.wire(Cast(datum.F32), [ctx.input(2)], "x_zero")
+        xf = ctx.wire(Binary("sub"), [xf, zero], "x_centered")
+    if ctx.has_input(3):
+        zero = ctx.wire(Cast(datum.F32), [ctx.input(3)], "w_zero")
+        if ctx.fact(3).rank == 1 and ctx.fact(3).shape[0] != 1:
+            from ..ops.shape import Unsqueeze
+            zero = ctx.wire(Unsqueeze(range(1, w.rank)), [zero], "w_zero_axes")
+        wf = ctx.wire(Binary("sub"), [wf, zero], "w_centered")
+    y = ctx.wire(op, [xf, wf], "conv")
+    return [ctx.wire(Cast(datum.I32), [y])]

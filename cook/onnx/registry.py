@@ -51,6 +51,13 @@ class Translation:
         return node_context(self.name, self.onnx.op_type, facts)
 
     # -- inputs -------------------------------------------------------------------
+    def scope(self):
+        """{name: typed outlet} of the outer-scope tensors the node's subgraphs read."""
+        implicit = self.onnx.implicit
+        if not implicit:
+            return {}
+        return dict(zip(implicit, self.inputs[len(self.inputs) - len(implicit):]))
+
     def has_input(self, index):
         return index < len(self.inputs) and self.inputs[index] is not None
 
@@ -100,11 +107,13 @@ class OnnxNode(Op):
 
     foldable = False
 
-    def __init__(self, proto, opset):
+    def __init__(self, proto, opset, implicit=()):
         self.proto = proto
         self.op_type = proto.op_type
         self.domain = proto.domain or "ai.onnx"
         self.opset = opset
+        # outer-scope tensors its subgraphs read (If, Loop, Scan): appended to the inputs
+        self.implicit = tuple(implicit)
 
     @property
     def name(self):
@@ -129,6 +138,23 @@ class OnnxNode(Op):
         context = Translation(target, node, inputs)
         outlets = translate(context)
         return list(outlets)
+
+
+def subgraph_free_names(proto):
+    """Names the subgraphs of a node read from outside them, in order of first use."""
+    from onnx import AttributeProto
+    free = []
+    for attr in proto.attribute:
+        graphs = [attr.g] if attr.type == AttributeProto.GRAPH else \
+            list(attr.graphs) if attr.type == AttributeProto.GRAPHS else []
+        for graph in graphs:
+            defined = {i.name for i in graph.input} | {i.name for i in graph.initializer}
+            for node in graph.node:
+                for name in list(node.input) + subgraph_free_names(node):
+                    if name and name not in defined and name not in free:
+                        free.append(name)
+                defined |= set(node.output)
+    return free
 
 
 def fact_of(value):

@@ -186,7 +186,7 @@ def gather(ctx):
 @translator("Cast")
 def cast(ctx):
     to = datum.from_onnx(ctx.attrs.int("to", required=True))
-    return [ctx.wire(Cast(to), [ctx.input(0)])]
+    return [ctx.wire(Cast(to, ctx.attrs.int("saturate", 1)), [ctx.input(0)])]
 
 
 @translator("Constant")

@@ -193,7 +193,8 @@ def eye_like(ctx):
 
 @translator("CastLike", types="all", cook_only=True)
 def cast_like(ctx):
-    return [ctx.wire(Cast(ctx.fact(1).datum_type), [ctx.input(0)])]
+    return [ctx.wire(Cast(ctx.fact(1).datum_type, ctx.attrs.int("saturate", 1)),
+                     [ctx.input(0)])]
 
 
 @translator("LogSoftmax", "Hardmax", cook_only=True)
@@ -439,3 +440,79 @@ def qlinear_matmul(ctx):
     product = ctx.wire(MatMul(), [a, b], "matmul")
     return [ctx.wire(Quantize(1, ctx.fact(7).datum_type),
                      [product, ctx.input(6), ctx.input(7)])]
+
+
+@translator("NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss", cook_only=True,
+            notes="reduction none/sum/mean, weights, ignore_index")
+def nll_loss(ctx):
+    from ..ops.tensor import NllLoss
+    reduction = ctx.attrs.choice("reduction", ("none", "sum", "mean"), "mean")
+    ignore = ctx.attrs.int("ignore_index", None)
+    op = NllLoss(reduction, ignore)
+    inputs = [ctx.input(i) for i in range(3) if ctx.has_input(i)]
+    if ctx.onnx.op_type == "NegativeLogLikelihoodLoss":
+        return [ctx.wire(op, inputs)]
+    log_prob = ctx.wire(LogSoftmax([1]), [ctx.input(0)], "log_prob")
+    loss = ctx.wire(op, [log_prob] + inputs[1:])
+    return [loss, log_prob]
+
+
+@translator("Attention", opsets="23+", cook_only=True,
+            notes="3-D/4-D, masks, causal, KV cache, GQA, softcap, qk output modes, "
+                  "sliding windows")
+def attention(ctx):
+    from ..ops.attention import INPUTS, Attention
+    present, inputs = [], []
+    for index, name in enumerate(INPUTS):
+        if ctx.has_input(index):
+            present.append(name)
+            inputs.append(ctx.input(index))
+    attrs = ctx.attrs
+    op = Attention(present, attrs.int("q_num_heads", None), attrs.int("kv_num_heads", None),
+                   attrs.float("scale", None), attrs.int("is_causal", 0),
+                   attrs.float("softcap", 0.0), attrs.int("qk_matmul_output_mode", 0),
+                   attrs.int("left_window_size", -1), attrs.int("right_window_size", -1),
+                   max(len(ctx.onnx.proto.output), 1))
+    node = ctx.target.add_node(ctx.name, op, inputs)
+    return [node.outlet(i) for i in range(len(node.outputs))]
+
+
+@translator("CenterCropPad", opsets="18+", types="all",
+            notes="shape must be a constant; crops with Slice, pads with Pad")
+def center_crop_pad(ctx):
+    x = ctx.fact(0)
+    target = _ints(ctx, 1, "shape")
+    axes = [_axis(ctx, a, x.rank) for a in ctx.attrs.ints("axes", list(range(x.rank)))]
+    if len(target) != len(axes):
+        raise ctx.error(f"shape {target} needs one size per axis {axes}", BadAttribute)
+    crop_axes, begins, ends = [], [], []
+    pads = [(0, 0)] * x.rank
+    for axis, size in zip(axes, target):
+        dim = dims.to_int(x.shape[axis])
+        if size < dim:
+            start = (dim - size) // 2
+            crop_axes.append(axis)
+            begins.append(start)
+            ends.append(start + size)
+        elif size > dim:
+            before = (size - dim) // 2
+            pads[axis] = (before, size - dim - before)
+    result = ctx.input(0)
+    padded = any(p != (0, 0) for p in pads)
+    if crop_axes:
+        result = ctx.wire(Slice(crop_axes, begins, ends), [result], "crop" if padded else None)
+    if padded:
+        result = ctx.wire(Pad(pads), [result])
+    if result == ctx.input(0):
+        result = ctx.wire(Unary("copy"), [result])
+    return [result]
+
+
+@translator("BitCast", opsets="26+", types="all", cook_only=True,
+            notes="between types of the same width")
+def bit_cast(ctx):
+    from ..ops.tensor import BitCast
+    to = datum.from_onnx(ctx.attrs.int("to", required=True))
+    if to.dtype.itemsize != ctx.fact(0).dtype.itemsize:
+        raise ctx.error(f"bit cast from {ctx.fact(0).datum_type} to {to}: different widths")
+    return [ctx.wire(BitCast(to), [ctx.input(0)])]

@@ -7,7 +7,6 @@ Y [seq, dirs, batch, H], Y_h [dirs, batch, H], (LSTM) Y_c.
 """
 import numpy as np
 
-from .. import datum
 from ..errors import ShapeError
 from ..facts import Fact
 from .base import Op
@@ -80,10 +79,9 @@ class Recurrent(Op):
                         (self.activations[d * per_dir:(d + 1) * per_dir] + ("tanh",) * 3)[:3]]
             steps = range(seq - 1, -1, -1) if direction == "reverse" else range(seq)
             for t in steps:
+                # steps past an item's length leave its state alone (a reverse pass
+                # thus starts at each item's own last step)
                 active = (t < lens)[:, None]
-                if direction == "reverse":
-                    # each batch item runs backward from its own last step
-                    active = (t < lens)[:, None]
                 xt = x[t]
                 projected = xt @ w.T + wb
                 if self.kind == "lstm":
@@ -123,5 +121,3 @@ class Recurrent(Op):
     def _clip(self, z):
         return z if self.clip is None else np.clip(z, -self.clip, self.clip)
 
-
-__all__ = ["Recurrent", "INPUTS", "datum"]

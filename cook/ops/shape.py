@@ -367,17 +367,25 @@ class Cast(Op):
 
     name = "Cast"
 
-    def __init__(self, to):
+    def __init__(self, to, saturate=True):
         self.to = datum.parse(to)
+        self.saturate = bool(saturate)
 
     def output_facts(self, inputs):
         expect_inputs(inputs, 1)
         return [Fact(self.to, inputs[0].shape)]
 
     def eval(self, inputs):
-        if inputs[0].dtype == object and self.to.is_integer:
-            return [inputs[0]]                     # symbolic dims stay symbolic
-        return [inputs[0].astype(self.to.dtype)]
+        x = inputs[0]
+        if x.dtype == object and self.to.is_integer:
+            return [x]                              # symbolic dims stay symbolic
+        if self.to in datum.NARROW and self.to.is_float and self.saturate and \
+                x.dtype.kind == "f":
+            # ONNX saturate = 1: out-of-range values (and ±inf) become ±max
+            import ml_dtypes
+            limit = float(ml_dtypes.finfo(self.to.dtype).max)
+            x = np.clip(x.astype(np.float32), -limit, limit)
+        return [x.astype(self.to.dtype)]
 
     def declutter(self, graph, node):
         if graph.fact(node.inputs[0]).datum_type is self.to:

@@ -428,9 +428,13 @@ class Quantize(Op):
 
 
 class Dequantize(Op):
-    """y = (x - zero_point) * scale (ONNX DequantizeLinear, per tensor or per axis)."""
+    """y = (x - zero_point) * scale (ONNX DequantizeLinear, per tensor or per axis).
+
+    Never folded at cook time: quantized weights stay quantized (int8 + scales) in the
+    typed model."""
 
     name = "Dequantize"
+    foldable = False
 
     def __init__(self, axis, to):
         self.axis = int(axis)
@@ -479,3 +483,56 @@ class IntegerMatMul(Op):
         if len(inputs) > 3:
             b = b - inputs[3].astype(np.int32)
         return [np.matmul(a, b).astype(np.int32)]
+
+
+class NllLoss(Op):
+    """Negative log-likelihood loss: -input[n, target[n, d…], d…] · weight[target], ignored
+    targets count 0; reduction none, sum or mean (weighted)."""
+
+    name = "NllLoss"
+
+    def __init__(self, reduction="mean", ignore_index=None):
+        self.reduction = reduction
+        self.ignore_index = ignore_index
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, range(2, 4))
+        scores, target = inputs[0], inputs[1]
+        if scores.rank < 2 or target.rank != scores.rank - 1:
+            raise ShapeError(f"input {scores} and target {target} do not match")
+        shape = target.shape if self.reduction == "none" else ()
+        return [Fact(scores.datum_type, shape)]
+
+    def eval(self, inputs):
+        scores, target = inputs[0], inputs[1].astype(np.int64)
+        keep = np.ones(target.shape, bool) if self.ignore_index is None else \
+            target != self.ignore_index
+        safe = np.where(keep, target, 0)
+        picked = np.take_along_axis(scores, np.expand_dims(safe, 1), axis=1)[:, 0]
+        weight = inputs[2][safe] if len(inputs) == 3 else np.ones(target.shape, scores.dtype)
+        weight = np.where(keep, weight, 0).astype(np.float64)
+        loss = -picked.astype(np.float64) * weight
+        if self.reduction == "none":
+            return [loss.astype(scores.dtype)]
+        if self.reduction == "sum":
+            return [np.asarray(loss.sum(), scores.dtype)]
+        total = weight.sum()
+        return [np.asarray(loss.sum() / total if total else 0.0, scores.dtype)]
+
+
+class BitCast(Op):
+    """Reinterpret the bits as another type of the same width."""
+
+    name = "BitCast"
+
+    def __init__(self, to):
+        self.to = datum.parse(to)
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, 1)
+        if inputs[0].dtype.itemsize != self.to.dtype.itemsize:
+            raise ShapeError(f"{inputs[0].datum_type} and {self.to} differ in width")
+        return [Fact(self.to, inputs[0].shape)]
+
+    def eval(self, inputs):
+        return [np.ascontiguousarray(inputs[0]).view(self.to.dtype)]

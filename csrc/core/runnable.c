@@ -190,7 +190,8 @@ static ember_status place_tensors(ember_runnable *runnable, const prepare_work *
     }
     for (size_t n = 0; n < model->node_count; n++) {
         const ember_arena_request *scratch = &work->requests[model->value_count + n];
-        runnable->steps[n].scratch = scratch->bytes ? runnable->arena + scratch->offset : NULL;
+        /* Never NULL, even for no scratch: ops may offset the pointer by zero. */
+        runnable->steps[n].scratch = runnable->arena + (scratch->bytes ? scratch->offset : 0);
     }
     return EMBER_OK;
 }

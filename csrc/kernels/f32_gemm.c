@@ -41,12 +41,14 @@ void ember_f32_gemm_packed(const ember_f32_gemm_kernel *kernel, size_t m, size_t
         const size_t i_end = m - i_block < block_rows ? m : i_block + block_rows;
         for (size_t j = 0; j < n; j += nr) {
             const size_t n_tile = n - j < nr ? n - j : nr;
-            const float *b_panel = b_packed + j * k; /* panel j/nr starts at (j/nr)*nr*k */
+            /* Panel j/nr starts at (j/nr)*nr*k. With k = 0 the panels are empty (maybe
+             * NULL) and the kernel reads none: offsetting them would be undefined. */
+            const float *b_panel = k ? b_packed + j * k : b_packed;
             tile.bias_col = params->bias_col ? params->bias_col + j : NULL;
             for (size_t i = i_block; i < i_end; i += mr) {
                 const size_t m_tile = m - i < mr ? m - i : mr;
                 tile.bias_row = params->bias_row ? params->bias_row + i : NULL;
-                fn(m_tile, n_tile, k, a_packed + i * k, b_panel,
+                fn(m_tile, n_tile, k, k ? a_packed + i * k : a_packed, b_panel,
                    (float *)((char *)c + i * c_row_stride) + j, c_row_stride, &tile);
             }
         }

@@ -398,9 +398,14 @@ static void cursor_copy(panel_cursor *c, const float *plane, int64_t at, int64_t
         const size_t m = c->nr - c->column < (uint64_t)n ? c->nr - c->column : (size_t)n;
         float *restrict dst = c->row + c->column;
         const float *restrict src = plane + at;
-        if (s == 1)
-            memcpy(dst, src, m * sizeof(float));
-        else
+        if (s == 1) { /* short runs: fixed blocks of 8 (inlined), not a memcpy call */
+            size_t i = 0;
+            for (; i + 8 <= m; i += 8)
+                for (size_t t = 0; t < 8; t++)
+                    dst[i + t] = src[i + t];
+            for (; i < m; i++)
+                dst[i] = src[i];
+        } else
             for (size_t i = 0; i < m; i++)
                 dst[i] = src[(int64_t)i * s];
         n -= (int64_t)m;

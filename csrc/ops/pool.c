@@ -235,13 +235,12 @@ static void pool_planar(const pool_attributes *a, int variant, const ember_tenso
 }
 
 /*
- * Planar fast path for undilated windows over rows of at most ROW_FLOATS: per output row,
- * the window's rows inside the input are first reduced column by column into one row
- * (contiguous, so the compiler vectorises it), then each output takes its window's columns
+ * Planar fast path for undilated windows: per output row, the window's rows inside the
+ * input are first reduced column by column into one row (scratch asked by prepare;
+ * contiguous, so the compiler vectorises it), then each output takes its window's columns
  * of that row. A k×k window then costs k loads per input column plus k per output instead
  * of k² per output, and neither loop checks borders.
  */
-#define ROW_FLOATS 4096
 #define ROW_BLOCK 8 /* fixed-length inner loops: vectorised even by -O2's cheap model */
 
 static void reduce_rows_max(float *restrict acc, const float *restrict row, int64_t n)
@@ -264,14 +263,32 @@ static void reduce_rows_sum(float *restrict acc, const float *restrict row, int6
         acc[x] += row[x];
 }
 
-static int planar_rows_fit(const pool_attributes *a, const ember_tensor *x)
+/* Max over the cells of a kw-wide window starting at `left` that fall inside [0, in_w). */
+static float border_max(const float *acc, int64_t left, int64_t kw, int64_t in_w)
 {
-    const int h = x->rank - 2, w = x->rank - 1;
-    return a->dilate[h] == 1 && a->dilate[w] == 1 && x->shape[w] <= ROW_FLOATS;
+    float v = -INFINITY;
+    for (int64_t j = left < 0 ? 0 : left; j < left + kw && j < in_w; j++)
+        v = acc[j] > v ? acc[j] : v;
+    return v;
+}
+
+static int planar_rows_fit(const pool_attributes *a, int rank)
+{
+    return is_planar(a, rank) && a->dilate[rank - 2] == 1 && a->dilate[rank - 1] == 1;
+}
+
+/* The planar fast path needs one input row of scratch; the other paths nothing. */
+static ember_status pool_prepare(ember_prepare_context *ctx, void **out)
+{
+    *out = NULL;
+    const ember_value *x = ember_node_input(ctx->model, ctx->node, 0);
+    if (planar_rows_fit(ctx->node->attributes, x->rank))
+        ctx->scratch_bytes = (size_t)x->shape[x->rank - 1] * sizeof(float);
+    return EMBER_OK;
 }
 
 static void pool_planar_rows(const pool_attributes *a, int variant, const ember_tensor *x,
-                             const ember_tensor *y)
+                             const ember_tensor *y, float *acc)
 {
     const int h = x->rank - 2, w = x->rank - 1;
     const int64_t in_h = x->shape[h], in_w = x->shape[w];
@@ -285,7 +302,6 @@ static void pool_planar_rows(const pool_attributes *a, int variant, const ember_
     int64_t last = in_w - kw + pw < 0 ? -1 : (in_w - kw + pw) / sw;
     if (last > out_w - 1)
         last = out_w - 1;
-    float acc[ROW_FLOATS];
     for (int64_t p = 0; p < planes; p++) {
         const float *in = (const float *)x->data + p * in_h * in_w;
         float *out = (float *)y->data + p * out_h * out_w;
@@ -303,7 +319,23 @@ static void pool_planar_rows(const pool_attributes *a, int variant, const ember_
                         reduce_rows_sum(acc, in + (top + i) * in_w, in_w);
                 }
             }
-            for (int64_t ow = 0; ow < out_w; ow++) {
+            int64_t ow = 0;
+            /* Border outputs (window partly outside the row) by the general loop below;
+             * the interior of 2- and 3-wide max windows straight. */
+            if (is_max && rows > 0 && first <= last && (kw == 2 || kw == 3)) {
+                for (; ow < first; ow++)
+                    out[ow] = border_max(acc, ow * sw - pw, kw, in_w);
+                const float *cell = acc + (first * sw - pw);
+                if (kw == 3)
+                    for (; ow <= last; ow++, cell += sw) {
+                        const float m = cell[1] > cell[0] ? cell[1] : cell[0];
+                        out[ow] = cell[2] > m ? cell[2] : m;
+                    }
+                else
+                    for (; ow <= last; ow++, cell += sw)
+                        out[ow] = cell[1] > cell[0] ? cell[1] : cell[0];
+            }
+            for (; ow < out_w; ow++) {
                 const int64_t left = ow * sw - pw;
                 int64_t lo_w = 0, hi_w = kw - 1;
                 if (ow < first || ow > last)
@@ -330,9 +362,9 @@ static void pool_planar_rows(const pool_attributes *a, int variant, const ember_
 
 static void pool_run(const ember_node *node, void *prepared, const ember_op_io *io)
 {
-    if (is_planar(node->attributes, io->inputs[0]->rank) &&
-        planar_rows_fit(node->attributes, io->inputs[0])) {
-        pool_planar_rows(node->attributes, node->op->variant, io->inputs[0], io->output);
+    if (io->scratch != NULL && planar_rows_fit(node->attributes, io->inputs[0]->rank)) {
+        pool_planar_rows(node->attributes, node->op->variant, io->inputs[0], io->output,
+                         io->scratch);
         return;
     }
     if (is_planar(node->attributes, io->inputs[0]->rank)) {
@@ -398,8 +430,8 @@ static const ember_op_param pool_params[] = {
 };
 
 const ember_op ember_op_max_pool = {"max_pool", MAX_POOL, 0, pool_params, 6, pool_parse,
-                                    pool_infer, NULL, NULL, pool_run, NULL};
+                                    pool_infer, NULL, pool_prepare, pool_run, NULL};
 const ember_op ember_op_avg_pool = {"avg_pool", AVG_POOL, 0, pool_params, 6, pool_parse,
-                                    pool_infer, NULL, NULL, pool_run, NULL};
+                                    pool_infer, NULL, pool_prepare, pool_run, NULL};
 const ember_op ember_op_box = {"box", BOX, 0, pool_params, 7, pool_parse, pool_infer, NULL,
-                               NULL, pool_run, NULL};
+                               pool_prepare, pool_run, NULL};

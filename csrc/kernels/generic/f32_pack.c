@@ -46,6 +46,17 @@ void ember_f32_pack_b(size_t nr, size_t k, size_t n, const float *b, size_t rs, 
             const float *src = b + p * rs + j0 * cs;
             size_t j = 0;
             if (cs == 1) {
+                /* Blocks of 8 through a local: fixed-size copies the compiler inlines as
+                 * vector moves (a memcpy call per short row cost more than the copy). */
+                for (; j + 8 <= cols; j += 8) {
+                    float block[8];
+                    for (size_t t = 0; t < 8; t++) {
+                        block[t] = src[j + t];
+                    }
+                    for (size_t t = 0; t < 8; t++) {
+                        packed[j + t] = block[t];
+                    }
+                }
                 for (; j < cols; j++) {
                     packed[j] = src[j];
                 }
