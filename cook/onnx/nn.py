@@ -344,3 +344,16 @@ def conv_integer(ctx):
         wf = ctx.wire(Binary("sub"), [wf, zero], "w_centered")
     y = ctx.wire(op, [xf, wf], "conv")
     return [ctx.wire(Cast(datum.I32), [y])]
+
+
+@translator("GridSample", opsets="16+", cook_only=True,
+            notes="nearest/linear/cubic, zeros/border/reflection padding, N-d (opset 20)")
+def grid_sample(ctx):
+    from ..ops.resize import GridSample
+    mode = ctx.attrs.string("mode", "linear" if ctx.opset >= 20 else "bilinear")
+    mode = {"bilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
+    if mode not in ("nearest", "linear", "cubic"):
+        raise ctx.error(f"mode {mode!r}", BadAttribute)
+    padding = ctx.attrs.choice("padding_mode", ("zeros", "border", "reflection"), "zeros")
+    op = GridSample(mode, padding, ctx.attrs.int("align_corners", 0))
+    return [ctx.wire(op, [ctx.input(0), ctx.input(1)])]

@@ -8,16 +8,21 @@ from .pool import AvgPool, MaxPool
 from .reduce import Reduce
 from .shape import (Cast, Concat, Gather, Reshape, ShapeOf, Slice, Squeeze, Transpose,
                     Unsqueeze)
+from .attention import Attention
+from .recurrent import Recurrent
+from .resize import GridSample, Resize
+from .scan import Scan
 from .source import Const, Source
 from .tensor import (ArgReduce, Broadcast, CumSum, Dequantize, Einsum, GatherElements, GatherND,
-                     Hardmax, IntegerMatMul, LogSoftmax, OneHot, Pad, Quantize, ScatterElements,
-                     ScatterND, Tile, TopK, Trilu)
+                     Hardmax, IntegerMatMul, LogSoftmax, NllLoss, BitCast, OneHot, Pad, Quantize,
+                     ScatterElements, ScatterND, Tile, TopK, Trilu)
 
 ALL_OPS = (Source, Const, Unary, Clamp, Binary, Conv, MaxPool, AvgPool, Reduce, Softmax, Lrn,
            BatchNorm, MatMul, Reshape, Transpose, Concat, Squeeze, Unsqueeze, Slice, Gather,
            ShapeOf, Cast, Activation, Where, ArgReduce, Broadcast, CumSum, Einsum,
            GatherElements, GatherND, Hardmax, LogSoftmax, OneHot, Pad, ScatterElements,
-           ScatterND, Tile, TopK, Trilu, ConvTranspose, Quantize, Dequantize, IntegerMatMul)
+           ScatterND, Tile, TopK, Trilu, ConvTranspose, Quantize, Dequantize, IntegerMatMul,
+           NllLoss, BitCast, Attention, Recurrent, GridSample, Resize, Scan)
 
 NNEF_READERS = {}
 for _op in ALL_OPS:

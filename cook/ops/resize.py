@@ -1,4 +1,4 @@
-"""Resize (ONNX Resize and Upsample): cook-only, separable interpolation in numpy.
+"""Resize (ONNX Resize and Upsample) and GridSample: cook-only, interpolation in numpy.
 
 Each resized axis maps output coordinates to input coordinates (the coordinate
 transformation mode), then takes the nearest item, a linear blend of 2, or a cubic blend
@@ -127,3 +127,94 @@ class Resize(Op):
 
 def output_size(size_in, scale):
     return int(math.floor(size_in * scale + 1e-9)) if scale > 0 else 0
+
+
+def _reflect(x, low, high):
+    span = high - low
+    if span <= 0:
+        return np.full_like(x, low)
+    offset = np.abs(x - low)
+    flips = np.floor(offset / span)
+    extra = offset - flips * span
+    return np.where(flips % 2 == 0, low + extra, high - extra)
+
+
+class GridSample(Op):
+    """Sample x [N, C, D…] at grid [N, O…, r] positions in [-1, 1] (last entry = first
+    spatial axis reversed: x, y, z), with nearest, linear or cubic interpolation."""
+
+    name = "GridSample"
+
+    def __init__(self, mode="linear", padding="zeros", align_corners=False):
+        self.mode = mode
+        self.padding = padding
+        self.align_corners = bool(align_corners)
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, 2)
+        x, grid = inputs
+        if grid.rank != x.rank or grid.shape[-1] != x.rank - 2:
+            raise ShapeError(f"grid {grid} does not fit input {x}")
+        return [Fact(x.datum_type, (x.shape[0], x.shape[1], *grid.shape[1:-1]))]
+
+    def _bounds(self, size):
+        return (0.0, size - 1.0) if self.align_corners else (-0.5, size - 0.5)
+
+    def _fix_index(self, index, size):
+        """(index inside the input, valid mask) of integer taps under the padding mode."""
+        valid = (index >= 0) & (index < size)
+        if self.padding == "zeros":
+            return np.clip(index, 0, size - 1), valid
+        if self.padding == "reflection":
+            index = _reflect(index.astype(np.float64), *self._bounds(size))
+            index = np.round(index)
+        return np.clip(index, 0, size - 1), np.ones_like(valid)
+
+    def eval(self, inputs):
+        x, grid = inputs
+        spatial = x.ndim - 2
+        xs = x.astype(np.float64)
+        grid = grid.astype(np.float64)
+        per_axis = []
+        for axis in range(spatial):
+            size = x.shape[2 + axis]
+            g = grid[..., spatial - 1 - axis]
+            if self.align_corners:
+                coord = (g + 1) / 2 * (size - 1)
+            else:
+                coord = ((g + 1) * size - 1) / 2
+            if self.padding == "border":
+                coord = np.clip(coord, 0, size - 1)
+            elif self.padding == "reflection":
+                coord = np.clip(_reflect(coord, *self._bounds(size)), 0, size - 1)
+            if self.mode == "nearest":
+                taps = [(np.rint(coord), np.ones_like(coord))]
+            elif self.mode == "linear":
+                base = np.floor(coord)
+                frac = coord - base
+                taps = [(base, 1 - frac), (base + 1, frac)]
+            else:
+                base = np.floor(coord)
+                frac = coord - base
+                a = -0.75
+                taps = []
+                for offset in (-1, 0, 1, 2):
+                    d = np.abs(frac - offset)
+                    w = np.where(d <= 1, ((a + 2) * d - (a + 3)) * d * d + 1,
+                                 np.where(d < 2, ((a * d - 5 * a) * d + 8 * a) * d - 4 * a, 0))
+                    taps.append((base + offset, w))
+            fixed = []
+            for index, weight in taps:
+                index, valid = self._fix_index(index, size)
+                fixed.append((index.astype(np.int64), np.where(valid, weight, 0.0)))
+            per_axis.append(fixed)
+        n = x.shape[0]
+        batch = np.arange(n).reshape((n,) + (1,) * (grid.ndim - 2))
+        out = 0.0
+        for combo in np.ndindex(*[len(t) for t in per_axis]):
+            indices = [per_axis[a][t][0] for a, t in enumerate(combo)]
+            weight = np.prod([per_axis[a][t][1] for a, t in enumerate(combo)], axis=0)
+            # xs[batch, :, i1, i2…] -> [N, O…, C]
+            values = np.moveaxis(xs, 1, -1)[(batch,) + tuple(indices)]
+            out = out + values * weight[..., None]
+        return [np.moveaxis(np.asarray(out), -1, 1).astype(x.dtype)]

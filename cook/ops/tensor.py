@@ -535,4 +535,4 @@ class BitCast(Op):
         return [Fact(self.to, inputs[0].shape)]
 
     def eval(self, inputs):
-        return [np.ascontiguousarray(inputs[0]).view(self.to.dtype)]
+        return [np.array(inputs[0], copy=True, order="C").view(self.to.dtype)]

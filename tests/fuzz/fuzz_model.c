@@ -64,7 +64,7 @@ static int reserve(buffer *b, size_t more)
     return 0;
 }
 
-/* Appends one ustar entry whose data is produced by `fill` (or copied from `src`). */
+/* Appends a ustar entry of `size` bytes; returns where its (zeroed) data goes, or NULL. */
 static uint8_t *tar_add(buffer *b, const char *name, size_t size)
 {
     size_t name_len = strlen(name);
