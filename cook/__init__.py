@@ -3,6 +3,12 @@
     from ember.cook import onnx as cook_onnx, nnef as cook_nnef
     model = cook_onnx.load("model.onnx").into_model()
     cook_nnef.write_tar_gz(model, "model.nnef.tgz")
+
+Dims may be symbolic (cook/dims.py): ONNX dim_params become symbols, unnamed dims fresh
+ones, and `set_input_fact(0, "1,S,40,f32")` declares them. A symbolic TypedModel runs
+(`run_reference` binds the symbols from the input shapes), writes (`extension
+tract_symbol S;`), and becomes concrete with `model.set_symbols({"S": 100})`.
+Support matrix and conformance ledger of the ONNX importer: docs/ops.md.
 """
 from .errors import (BadAttribute, CookError, FormatError, MissingFact, ShapeError,
                      UnsupportedOp)

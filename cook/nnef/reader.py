@@ -8,7 +8,7 @@ tensor, and every other invocation goes to the reader its op class registered in
 """
 import numpy as np
 
-from .. import datum
+from .. import datum, dims
 from ..errors import CookError, FormatError, UnsupportedOp
 from ..facts import Fact
 from ..ir import Graph, Outlet
@@ -16,7 +16,7 @@ from ..model import TypedModel
 from ..ops import NNEF_READERS
 from ..ops.shape import Reshape
 from . import dat
-from .syntax import Identifier, Invocation, parse
+from .syntax import Arith, Identifier, Invocation, parse
 
 REQUIRED = object()
 
@@ -124,6 +124,17 @@ class PlanReader:
 
     # -- evaluation -----------------------------------------------------------------
     def resolve(self, value, line):
+        if isinstance(value, Arith):
+            left, right = self.resolve(value.left, line), self.resolve(value.right, line)
+            if dims.is_dim(left) and dims.is_dim(right):
+                function = {"+": dims.add, "-": dims.sub, "*": dims.mul,
+                            "/": dims.div_floor}[value.op]
+                return function(left, right)
+            if isinstance(left, (int, float)) and isinstance(right, (int, float)):
+                return {"+": left + right, "-": left - right, "*": left * right,
+                        "/": left / right if right else float("nan")}[value.op]
+            raise FormatError(f"{self.where} line {line}: arithmetic on {left!r} and "
+                              f"{right!r} is not supported")
         if isinstance(value, Identifier):
             if value not in self.env:
                 raise FormatError(f"{self.where} line {line}: {value!r} is not defined")
@@ -151,7 +162,7 @@ class PlanReader:
         return reader(self, call)
 
     def external(self, call):
-        shape = [int(d) for d in call.kwarg("shape")]
+        shape = [dims.from_value(d) for d in call.kwarg("shape")]
         if call.op == "tract_core_external":
             datum_type = datum.parse(call.kwarg("datum_type", "f32"))
         else:
@@ -184,6 +195,8 @@ class PlanReader:
         if "graph.nnef" not in self.files:
             raise FormatError(f"{self.where}: no graph.nnef")
         doc = parse(self.files["graph.nnef"].decode("utf-8"))
+        for name in doc.symbols:
+            self.env[name] = dims.symbol(name)
         properties = self.properties(doc)
         for lhs, rhs in doc.body:
             names = [lhs] if isinstance(lhs, Identifier) else _names(lhs)

@@ -4,8 +4,8 @@ The parser reads the whole NNEF 1.0 document structure: `version`, `extension`,
 `fragment` declarations (bodies are kept as raw assignments; only
 `tract_core_properties` is interpreted by the reader) and the `graph` with its flat body
 of `lhs = rhs;` assignments whose right sides are invocations, identifiers and literals
-(numbers, strings, booleans, arrays, tuples). Arithmetic operators inside the graph body
-are not supported yet (tract and ember never write them there).
+(numbers, strings, booleans, arrays, tuples), and `+ - * /` arithmetic (`Arith`): the
+dims of symbolic shapes (`extension tract_symbol S;` then `shape = [S + 2, 3]`).
 """
 import math
 import re
@@ -74,6 +74,18 @@ TOKEN = re.compile(r"""
 """, re.VERBOSE)
 
 
+class Arith:
+    """`left op right` in an expression (op one of + - * /)."""
+
+    __slots__ = ("op", "left", "right")
+
+    def __init__(self, op, left, right):
+        self.op, self.left, self.right = op, left, right
+
+    def __repr__(self):
+        return f"({self.left!r} {self.op} {self.right!r})"
+
+
 class Token:
     __slots__ = ("kind", "text", "line")
 
@@ -121,6 +133,7 @@ class Document:
     def __init__(self):
         self.version = None
         self.extensions = []
+        self.symbols = []
         self.fragments = {}          # name -> list of (lhs, rhs) or None (declaration)
         self.graph_name = None
         self.graph_inputs = []
@@ -174,6 +187,8 @@ class Parser:
                 self.accept(",")
                 names.append(self.expect_name())
             doc.extensions.extend(names)
+            if names[0] == "tract_symbol":
+                doc.symbols.extend(names[1:])
         while self.peek().text == "fragment":
             name, body = self.fragment()
             doc.fragments[name] = body
@@ -259,6 +274,29 @@ class Parser:
         return Identifier(self.expect_name())
 
     def expression(self):
+        """A primary, or arithmetic over primaries (+ - * /: dims of symbolic shapes)."""
+        return self._sum()
+
+    def _sum(self):
+        token = self.peek()
+        if token.kind == "op" and token.text == "-" and self.peek(1).kind == "name":
+            self.next()
+            value = Arith("-", 0, self._product())
+        else:
+            value = self._product()
+        while self.peek().kind == "op" and self.peek().text in ("+", "-"):
+            op = self.next().text
+            value = Arith(op, value, self._product())
+        return value
+
+    def _product(self):
+        value = self._primary()
+        while self.peek().kind == "op" and self.peek().text in ("*", "/"):
+            op = self.next().text
+            value = Arith(op, value, self._primary())
+        return value
+
+    def _primary(self):
         token = self.peek()
         if token.kind == "op" and token.text == "-" and self.peek(1).kind == "number":
             self.next()

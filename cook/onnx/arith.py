@@ -23,12 +23,14 @@ LOGIC = {"And": "and", "Or": "or", "Xor": "xor", "BitwiseAnd": "bitwise_and",
 VARIADIC = {"Sum": "add", "Max": "max", "Min": "min"}
 
 
-@translator(*UNARY, types="float (Abs, Neg: numeric)")
+@translator("Abs", "Neg", types="numeric")
+@translator(*[k for k in UNARY if k not in ("Abs", "Neg")])
 def unary(ctx):
     return [ctx.wire(Unary(UNARY[ctx.onnx.op_type]), [ctx.input(0)])]
 
 
-@translator(*COOK_UNARY, cook_only=True, types="float (Sign: numeric)")
+@translator("Sign", types="numeric", cook_only=True)
+@translator(*[k for k in COOK_UNARY if k != "Sign"], cook_only=True)
 def cook_unary(ctx):
     return [ctx.wire(Unary(COOK_UNARY[ctx.onnx.op_type]), [ctx.input(0)])]
 
@@ -67,7 +69,8 @@ ACTIVATION_DEFAULTS = {
 }
 
 
-@translator(*ACTIVATION_DEFAULTS, cook_only=True, types="float (Shrink: numeric)")
+@translator("Shrink", types="numeric", cook_only=True)
+@translator(*[k for k in ACTIVATION_DEFAULTS if k != "Shrink"], cook_only=True)
 def activation(ctx):
     kind, alpha, beta = ACTIVATION_DEFAULTS[ctx.onnx.op_type]
     if ctx.onnx.op_type == "Selu":
@@ -95,7 +98,8 @@ def compare(ctx):
     return [ctx.wire(Binary(COMPARE[ctx.onnx.op_type]), [ctx.input(0), ctx.input(1)])]
 
 
-@translator(*LOGIC, types="bool (And, Or, Xor); integer (Bitwise*)", cook_only=True)
+@translator("BitwiseAnd", "BitwiseOr", "BitwiseXor", types="integer", cook_only=True)
+@translator("And", "Or", "Xor", types="bool", cook_only=True)
 def logic(ctx):
     return [ctx.wire(Binary(LOGIC[ctx.onnx.op_type]), [ctx.input(0), ctx.input(1)])]
 
@@ -146,7 +150,7 @@ def binary(ctx):
     return [ctx.wire(Binary(kind), [a, b])]
 
 
-@translator(*VARIADIC, "Mean")
+@translator(*VARIADIC, "Mean", types="numeric")
 def variadic(ctx):
     kind = VARIADIC.get(ctx.onnx.op_type, "add")
     outlets = [o for o in ctx.inputs if o is not None]
@@ -164,7 +168,7 @@ def variadic(ctx):
     return [result]
 
 
-@translator("Clip")
+@translator("Clip", types="numeric")
 def clip(ctx):
     x = ctx.input(0)
     if ctx.opset < 11:
@@ -194,7 +198,7 @@ def clip(ctx):
     return [result]
 
 
-@translator("MatMul")
+@translator("MatMul", types="numeric")
 def matmul(ctx):
     a, b = ctx.input(0), ctx.input(1)
     fa, fb = ctx.fact(0), ctx.fact(1)

@@ -19,7 +19,7 @@ def _error_wrap(ctx, function, *args, **kwargs):
         raise type(error)(f"{ctx.where}: {error}") from None
 
 
-@translator("Identity")
+@translator("Identity", types="all")
 def identity(ctx):
     return [ctx.input(0)]
 
@@ -42,7 +42,7 @@ def dropout(ctx):
     return outputs
 
 
-@translator("Reshape")
+@translator("Reshape", types="all")
 def reshape(ctx):
     x = ctx.fact(0)
     if ctx.opset < 5:
@@ -55,7 +55,7 @@ def reshape(ctx):
     return [ctx.wire(Reshape(shape), [ctx.input(0)])]
 
 
-@translator("Flatten")
+@translator("Flatten", types="all")
 def flatten(ctx):
     x = ctx.fact(0)
     axis = ctx.attrs.int("axis", 1)
@@ -66,7 +66,7 @@ def flatten(ctx):
     return [ctx.wire(Reshape(shape), [ctx.input(0)])]
 
 
-@translator("Concat")
+@translator("Concat", types="all")
 def concat(ctx):
     inputs = [o for o in ctx.inputs if o is not None]
     rank = ctx.fact(0).rank
@@ -75,7 +75,7 @@ def concat(ctx):
     return [ctx.wire(Concat(axis), inputs)]
 
 
-@translator("Transpose")
+@translator("Transpose", types="all")
 def transpose(ctx):
     rank = ctx.fact(0).rank
     perm = ctx.attrs.ints("perm", list(range(rank))[::-1])
@@ -90,7 +90,7 @@ def _axes(ctx, attr_before_opset=13, input_index=1):
     return [int(a) for a in np.asarray(ctx.const_input(input_index, "axes")).reshape(-1)]
 
 
-@translator("Squeeze")
+@translator("Squeeze", types="all")
 def squeeze(ctx):
     x = ctx.fact(0)
     axes = _axes(ctx)
@@ -100,7 +100,7 @@ def squeeze(ctx):
     return [ctx.wire(Squeeze(axes), [ctx.input(0)])]
 
 
-@translator("Unsqueeze")
+@translator("Unsqueeze", types="all")
 def unsqueeze(ctx):
     x = ctx.fact(0)
     axes = _axes(ctx)
@@ -111,7 +111,8 @@ def unsqueeze(ctx):
     return [ctx.wire(Unsqueeze(axes), [ctx.input(0)])]
 
 
-@translator("Slice")
+@translator("Slice", types="all", notes="constant starts/ends/axes/steps; negative "
+            "steps are cook-only")
 def slice_(ctx):
     x = ctx.fact(0)
     if ctx.opset < 10:
@@ -162,7 +163,8 @@ def resolve_slice(dim, start, end, step):
     return bound(start), bound(end)
 
 
-@translator("Shape")
+@translator("Shape", types="all", notes="a constant, or symbolic dims for the "
+            "ops that read it (Reshape, Expand…)")
 def shape(ctx):
     outlet = ctx.wire(ShapeOf(), [ctx.input(0)])
     start, end = ctx.attrs.int("start", 0), ctx.attrs.int("end", None)
@@ -173,23 +175,25 @@ def shape(ctx):
     return [ctx.wire(Slice([0], [resolved.start], [resolved.stop]), [outlet], "slice")]
 
 
-@translator("Size")
+@translator("Size", types="all")
 def size(ctx):
     return [ctx.const(np.array(dims.product(ctx.fact(0).shape), np.int64), "size")]
 
 
-@translator("Gather")
+@translator("Gather", types="all", cook_only=True,
+            notes="folded away when data and indices are constants")
 def gather(ctx):
     return [ctx.wire(Gather(ctx.attrs.int("axis", 0)), [ctx.input(0), ctx.input(1)])]
 
 
-@translator("Cast")
+@translator("Cast", types="all", cook_only=True,
+            notes="folded away on constants; saturate for the float8 types")
 def cast(ctx):
     to = datum.from_onnx(ctx.attrs.int("to", required=True))
     return [ctx.wire(Cast(to, ctx.attrs.int("saturate", 1)), [ctx.input(0)])]
 
 
-@translator("Constant")
+@translator("Constant", types="all")
 def constant(ctx):
     attrs = ctx.attrs
     if "value" in attrs:
@@ -208,7 +212,7 @@ def constant(ctx):
     return [ctx.target.add_const(ctx.name, value)]
 
 
-@translator("ConstantOfShape")
+@translator("ConstantOfShape", types="all")
 def constant_of_shape(ctx):
     shape = [int(d) for d in np.asarray(ctx.const_input(0, "shape")).reshape(-1)]
     fill = ctx.attrs.tensor("value", np.zeros(1, np.float32))

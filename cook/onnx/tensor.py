@@ -30,12 +30,14 @@ def _axis(ctx, axis, rank):
 
 # -- reductions -----------------------------------------------------------------------------
 REDUCE_AXES_INPUT_SINCE = {"ReduceSum": 13}
-REDUCTIONS = ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
-              "ReduceL2", "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp")
 
 
-@translator(*REDUCTIONS, types="numeric (L2, LogSum, LogSumExp: float)",
-            notes="Sum, Mean, Max have a plan form; axes as attribute or constant input")
+@translator("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceL1",
+            "ReduceSumSquare", types="numeric", notes="axes as attribute or constant input")
+@translator("ReduceProd", types="numeric", cook_only=True,
+            notes="axes as attribute or constant input")
+@translator("ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
+            notes="axes as attribute or constant input; composed of plan ops")
 def reduce(ctx):
     op_type = ctx.onnx.op_type
     x = ctx.fact(0)
@@ -516,3 +518,110 @@ def bit_cast(ctx):
     if to.dtype.itemsize != ctx.fact(0).dtype.itemsize:
         raise ctx.error(f"bit cast from {ctx.fact(0).datum_type} to {to}: different widths")
     return [ctx.wire(BitCast(to), [ctx.input(0)])]
+
+
+@translator("RotaryEmbedding", opsets="23+", cook_only=True,
+            notes="3-D (with num_heads) or 4-D input, interleaved or halves, partial "
+                  "rotary_embedding_dim, optional position_ids")
+def rotary_embedding(ctx):
+    from ..ops.attention import RotaryEmbedding
+    with_positions = ctx.has_input(3)
+    op = RotaryEmbedding(ctx.attrs.int("interleaved", 0),
+                         ctx.attrs.int("rotary_embedding_dim", 0),
+                         ctx.attrs.int("num_heads", 0), with_positions)
+    inputs = [ctx.input(i) for i in range(4 if with_positions else 3)]
+    return [ctx.wire(op, inputs)]
+
+
+@translator("DFT", opsets="17+", cook_only=True,
+            notes="dft_length and axis must be constants")
+def dft(ctx):
+    from ..ops.tensor import Dft
+    length = _ints(ctx, 1, "dft_length")[0] if ctx.has_input(1) else None
+    if ctx.opset >= 20:
+        axis = _ints(ctx, 2, "axis")[0] if ctx.has_input(2) else -2
+    else:
+        axis = ctx.attrs.int("axis", 1)
+    rank = ctx.fact(0).rank
+    axis = axis + rank if axis < 0 else axis
+    if ctx.attrs.int("inverse", 0) and ctx.attrs.int("onesided", 0):
+        raise ctx.error("inverse = 1 with onesided = 1 (a real inverse transform) is not "
+                        "supported")
+    op = Dft(axis, ctx.attrs.int("inverse", 0), ctx.attrs.int("onesided", 0), length)
+    return [ctx.wire(op, [ctx.input(0)])]
+
+
+@translator("HannWindow", "HammingWindow", "BlackmanWindow", opsets="17+", types="float",
+            notes="size must be a constant: folded to a constant")
+def window(ctx):
+    size = _ints(ctx, 0, "size")[0]
+    periodic = ctx.attrs.int("periodic", 1)
+    dtype = datum.from_onnx(ctx.attrs.int("output_datatype", 1)).dtype
+    span = size if periodic else size - 1
+    phase = 2 * np.pi * np.arange(size) / max(span, 1)
+    kind = ctx.onnx.op_type
+    if kind == "HannWindow":
+        value = 0.5 - 0.5 * np.cos(phase)
+    elif kind == "HammingWindow":
+        alpha = 25.0 / 46.0
+        value = alpha - (1 - alpha) * np.cos(phase)
+    else:
+        value = 0.42 - 0.5 * np.cos(phase) + 0.08 * np.cos(2 * phase)
+    return [ctx.const(value.astype(dtype), "window")]
+
+
+@translator("DynamicQuantizeLinear", opsets="11+", types="f32 -> u8", cook_only=True)
+def dynamic_quantize(ctx):
+    from ..ops.tensor import DynamicQuantize
+    node = ctx.target.add_node(ctx.name, DynamicQuantize(), [ctx.input(0)])
+    return [node.outlet(i) for i in range(3)]
+
+
+@translator("Det", cook_only=True)
+def det(ctx):
+    from ..ops.tensor import Det
+    return [ctx.wire(Det(), [ctx.input(0)])]
+
+
+@translator("ReverseSequence", types="all", cook_only=True)
+def reverse_sequence(ctx):
+    from ..ops.tensor import ReverseSequence
+    op = ReverseSequence(ctx.attrs.int("batch_axis", 1), ctx.attrs.int("time_axis", 0))
+    return [ctx.wire(op, [ctx.input(0), ctx.input(1)])]
+
+
+@translator("Compress", types="all", notes="condition must be a constant: becomes a Gather")
+def compress(ctx):
+    from ..ops.shape import Gather
+    condition = np.asarray(ctx.const_input(1, "condition")).reshape(-1).astype(bool)
+    x = ctx.fact(0)
+    source = ctx.input(0)
+    axis = ctx.attrs.int("axis", None)
+    if axis is None:
+        source = ctx.wire(Reshape((dims.product(x.shape),)), [source], "flat")
+        axis = 0
+    axis = _axis(ctx, axis, ctx.target.fact(source).rank)
+    indices = ctx.const(np.nonzero(condition)[0].astype(np.int64), "indices")
+    return [ctx.wire(Gather(axis), [source, indices])]
+
+
+@translator("Unique", opsets="11+", types="all",
+            notes="its input must be a constant (output shapes depend on the values): "
+                  "folded to constants")
+def unique(ctx):
+    x = np.asarray(ctx.const_input(0, "X"))
+    axis = ctx.attrs.int("axis", None)
+    if axis is not None:
+        axis = _axis(ctx, axis, x.ndim)
+    values, index, inverse, counts = np.unique(
+        x if axis is not None else x.reshape(-1), return_index=True, return_inverse=True,
+        return_counts=True, axis=axis)
+    if not ctx.attrs.int("sorted", 1):
+        order = np.argsort(index, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        values = np.take(values, order, axis=axis or 0)
+        index, counts, inverse = index[order], counts[order], rank[inverse.reshape(-1)]
+    outputs = [values, index, inverse.reshape(-1), counts]
+    return [ctx.const(np.asarray(v) if i == 0 else np.asarray(v, np.int64), f"out{i}")
+            for i, v in enumerate(outputs)]

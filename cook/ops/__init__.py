@@ -8,21 +8,23 @@ from .pool import AvgPool, MaxPool
 from .reduce import Reduce
 from .shape import (Cast, Concat, Gather, Reshape, ShapeOf, Slice, Squeeze, Transpose,
                     Unsqueeze)
-from .attention import Attention
+from .attention import Attention, RotaryEmbedding
 from .recurrent import Recurrent
 from .resize import GridSample, Resize
 from .scan import Scan
 from .source import Const, Source
-from .tensor import (ArgReduce, Broadcast, CumSum, Dequantize, Einsum, GatherElements, GatherND,
-                     Hardmax, IntegerMatMul, LogSoftmax, NllLoss, BitCast, OneHot, Pad, Quantize,
-                     ScatterElements, ScatterND, Tile, TopK, Trilu)
+from .tensor import (ArgReduce, BitCast, Broadcast, CumSum, Dequantize, Det, Dft,
+                     DynamicQuantize, Einsum, GatherElements, GatherND, Hardmax, IntegerMatMul,
+                     LogSoftmax, NllLoss, OneHot, Pad, Quantize, ReverseSequence, ScatterElements,
+                     ScatterND, Tile, TopK, Trilu)
 
 ALL_OPS = (Source, Const, Unary, Clamp, Binary, Conv, MaxPool, AvgPool, Reduce, Softmax, Lrn,
            BatchNorm, MatMul, Reshape, Transpose, Concat, Squeeze, Unsqueeze, Slice, Gather,
            ShapeOf, Cast, Activation, Where, ArgReduce, Broadcast, CumSum, Einsum,
            GatherElements, GatherND, Hardmax, LogSoftmax, OneHot, Pad, ScatterElements,
            ScatterND, Tile, TopK, Trilu, ConvTranspose, Quantize, Dequantize, IntegerMatMul,
-           NllLoss, BitCast, Attention, Recurrent, GridSample, Resize, Scan)
+           NllLoss, BitCast, Attention, Recurrent, GridSample, Resize, Scan, RotaryEmbedding,
+           Dft, DynamicQuantize, Det, ReverseSequence)
 
 NNEF_READERS = {}
 for _op in ALL_OPS:

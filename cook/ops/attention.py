@@ -137,3 +137,53 @@ class Attention(Op):
             keys = j < nonpad.astype(np.int64).reshape(-1, 1, 1, 1)
             bias = bias + np.where(keys, 0.0, -np.inf)
         return bias
+
+
+class RotaryEmbedding(Op):
+    """Rotary position embedding (ONNX RotaryEmbedding): rotate pairs of the first
+    `rotary_dim` features by the cached cos/sin of each position (halves, or interleaved
+    pairs)."""
+
+    name = "RotaryEmbedding"
+
+    def __init__(self, interleaved=False, rotary_dim=0, num_heads=0, with_positions=True):
+        self.interleaved = bool(interleaved)
+        self.rotary_dim = int(rotary_dim)
+        self.num_heads = int(num_heads)
+        self.with_positions = bool(with_positions)
+
+    def output_facts(self, inputs):
+        if len(inputs) != (4 if self.with_positions else 3):
+            raise ShapeError("expects x, cos_cache, sin_cache (and position_ids)")
+        x = inputs[0]
+        if x.rank not in (3, 4) or (x.rank == 3 and not self.num_heads):
+            raise ShapeError(f"x {x} must be 4-D, or 3-D with num_heads")
+        return [x.without_value()]
+
+    def eval(self, inputs):
+        x, cos, sin = inputs[0], inputs[1], inputs[2]
+        if self.with_positions:
+            positions = inputs[3].astype(np.int64)
+            cos, sin = cos[positions], sin[positions]            # [B, S, rd/2]
+        shape = x.shape
+        if x.ndim == 3:                                          # [B, S, H·D] -> [B, S, H, D]
+            x = x.reshape(shape[0], shape[1], self.num_heads, -1)
+            cos, sin = cos[:, :, None, :], sin[:, :, None, :]
+        else:                                                    # [B, H, S, D]
+            cos, sin = cos[:, None, :, :], sin[:, None, :, :]
+        rotary = self.rotary_dim or x.shape[-1]
+        xf = x.astype(np.float64)
+        part, rest = xf[..., :rotary], xf[..., rotary:]
+        cos, sin = cos.astype(np.float64), sin.astype(np.float64)
+        if self.interleaved:
+            first, second = part[..., 0::2], part[..., 1::2]
+        else:
+            first, second = part[..., :rotary // 2], part[..., rotary // 2:]
+        real = cos * first - sin * second
+        imaginary = sin * first + cos * second
+        if self.interleaved:
+            rotated = np.stack([real, imaginary], axis=-1).reshape(part.shape)
+        else:
+            rotated = np.concatenate([real, imaginary], axis=-1)
+        y = np.concatenate([rotated, rest], axis=-1).reshape(shape)
+        return [y.astype(inputs[0].dtype)]

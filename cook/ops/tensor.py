@@ -392,7 +392,8 @@ class Einsum(Op):
         # typed by evaluating on zero-strided dummies of the right shapes
         if not all(all(dims.is_concrete(d) for d in f.shape) for f in inputs):
             raise ShapeError("einsum on symbolic shapes is not supported yet")
-        dummies = [np.broadcast_to(np.zeros((), f.dtype), f.shape) for f in inputs]
+        dummies = [np.broadcast_to(np.zeros((), f.dtype if f.dtype.kind != "V" else np.float64),
+                                   f.shape) for f in inputs]
         try:
             shape = np.einsum(self.equation, *dummies).shape
         except ValueError as error:
@@ -400,7 +401,8 @@ class Einsum(Op):
         return [Fact(inputs[0].datum_type, shape)]
 
     def eval(self, inputs):
-        return [np.asarray(np.einsum(self.equation, *inputs)).astype(inputs[0].dtype)]
+        wide = [x.astype(np.float64) if x.dtype.kind == "V" else x for x in inputs]
+        return [np.asarray(np.einsum(self.equation, *wide)).astype(inputs[0].dtype)]
 
 
 class Quantize(Op):
@@ -423,7 +425,11 @@ class Quantize(Op):
         shape = _per_axis_shape(scale, x.ndim, self.axis)
         y = np.rint(x.astype(np.float64) / scale.reshape(shape).astype(np.float64))
         y = y + zero.reshape(shape).astype(np.float64)
-        info = np.iinfo(self.to.dtype)
+        if self.to in datum.NARROW:
+            import ml_dtypes
+            info = ml_dtypes.iinfo(self.to.dtype)
+        else:
+            info = np.iinfo(self.to.dtype)
         return [np.clip(y, info.min, info.max).astype(self.to.dtype)]
 
 
@@ -536,3 +542,100 @@ class BitCast(Op):
 
     def eval(self, inputs):
         return [np.array(inputs[0], copy=True, order="C").view(self.to.dtype)]
+
+
+class Dft(Op):
+    """Discrete Fourier transform along `axis` of a real ([..., 1]) or complex ([..., 2])
+    signal; output complex [..., 2]. `length` pads or truncates the signal."""
+
+    name = "DFT"
+
+    def __init__(self, axis, inverse=False, onesided=False, length=None):
+        self.axis = int(axis)
+        self.inverse = bool(inverse)
+        self.onesided = bool(onesided)
+        self.length = None if length is None else int(length)
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, 1)
+        x = inputs[0]
+        if x.rank < 2 or x.shape[-1] not in (1, 2):
+            raise ShapeError(f"signal {x} must end with a dim of 1 (real) or 2 (complex)")
+        axis = normalize_axis(self.axis, x.rank - 1)
+        shape = list(x.shape)
+        n = self.length if self.length is not None else shape[axis]
+        shape[axis] = dims.div_floor(n, 2) + 1 if self.onesided else n
+        shape[-1] = 2
+        return [Fact(x.datum_type, shape)]
+
+    def eval(self, inputs):
+        x = inputs[0].astype(np.float64)
+        signal = x[..., 0] if x.shape[-1] == 1 else x[..., 0] + 1j * x[..., 1]
+        axis = normalize_axis(self.axis, x.ndim - 1)
+        n = self.length if self.length is not None else signal.shape[axis]
+        transform = np.fft.ifft if self.inverse else np.fft.fft
+        y = transform(signal, n=n, axis=axis)
+        if self.onesided:
+            y = np.take(y, range(n // 2 + 1), axis=axis)
+        return [np.stack([y.real, y.imag], axis=-1).astype(inputs[0].dtype)]
+
+
+class DynamicQuantize(Op):
+    """u8 quantization with scale and zero point from the data's range (ONNX
+    DynamicQuantizeLinear): outputs y, scale, zero point."""
+
+    name = "DynamicQuantize"
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, 1)
+        return [Fact(datum.U8, inputs[0].shape), Fact(datum.F32, ()), Fact(datum.U8, ())]
+
+    def eval(self, inputs):
+        x = inputs[0].astype(np.float32)
+        low = min(0.0, float(x.min())) if x.size else 0.0
+        high = max(0.0, float(x.max())) if x.size else 0.0
+        scale = np.float32((high - low) / 255.0) if high > low else np.float32(1.0)
+        zero = np.clip(np.rint(-low / scale), 0, 255)
+        y = np.clip(np.rint(x / scale) + zero, 0, 255)
+        return [y.astype(np.uint8), np.asarray(scale, np.float32),
+                np.asarray(zero, np.uint8)]
+
+
+class Det(Op):
+    name = "Det"
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, 1)
+        x = inputs[0]
+        if x.rank < 2 or x.shape[-1] != x.shape[-2]:
+            raise ShapeError(f"{x} is not a (batch of) square matrices")
+        return [Fact(x.datum_type, x.shape[:-2])]
+
+    def eval(self, inputs):
+        return [np.asarray(np.linalg.det(inputs[0].astype(np.float64))).astype(inputs[0].dtype)]
+
+
+class ReverseSequence(Op):
+    """Reverse the first lens[b] items along `time_axis` of each batch item b."""
+
+    name = "ReverseSequence"
+
+    def __init__(self, batch_axis, time_axis):
+        self.batch_axis = int(batch_axis)
+        self.time_axis = int(time_axis)
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, 2)
+        return [inputs[0].without_value()]
+
+    def eval(self, inputs):
+        x, lens = inputs
+        y = x.copy()
+        for b, length in enumerate(lens.astype(np.int64)):
+            index = [slice(None)] * x.ndim
+            index[self.batch_axis] = b
+            index[self.time_axis] = slice(0, length)
+            source = x[tuple(index)]
+            time = self.time_axis - (self.time_axis > self.batch_axis)
+            y[tuple(index)] = np.flip(source, axis=time)
+        return [y]

@@ -1,4 +1,5 @@
 """Symbolic dimensions: simplification, equality, evaluation, text forms (property tests)."""
+import os
 import tempfile
 
 import pytest
@@ -7,7 +8,8 @@ from hypothesis import strategies as st
 
 from ember.cook import CookError, dims
 
-configuration.set_hypothesis_home_dir(tempfile.mkdtemp(prefix="ember-hypothesis-"))
+# hypothesis keeps a cache directory: not in the source tree
+configuration.set_hypothesis_home_dir(os.path.join(tempfile.gettempdir(), "ember-hypothesis"))
 
 S, T = dims.symbol("S"), dims.symbol("T")
 SYMBOLS = ("S", "T")

@@ -131,3 +131,17 @@ def test_shape_subgraph_over_symbols_folds_into_reshape():
     assert "Shape" not in typed.op_types()
     x = rand(2, 3, 5, 4)
     assert_close(typed.run_reference([x]), run_ort(model, {"x": x}))
+
+
+def test_symbolic_plan_round_trip():
+    model = symbolic_conv_model()
+    typed = cook_onnx.load(model).into_model()
+    reread = cook_nnef.load(cook_nnef.to_tar_bytes(typed))
+    assert reread.symbols() == {"N", "H", "W"}
+    assert str(reread.output_facts()[0]) == str(typed.output_facts()[0])
+    x = rand(2, 3, 13, 10)
+    assert_close(reread.run_reference([x]), run_ort(model, {"x": x}))
+    from ember.cook.nnef.syntax import parse
+    doc = parse("version 1.0;\nextension tract_symbol S;\ngraph g(x) -> (y) {\n"
+                "  x = external(shape = [-S + 2 * (S + 1), 3]);\n  y = relu(x);\n}\n")
+    assert doc.symbols == ["S"]

@@ -121,9 +121,9 @@ def test_missing_input_fact_says_how_to_fix():
 
 
 def test_unsupported_op_names_node_and_op():
-    model = make_model([node("Relu", ["x"], ["r"]), node("Det", ["r"], ["y"])],
+    model = make_model([node("Relu", ["x"], ["r"]), node("TfIdfVectorizer", ["r"], ["y"])],
                        {"x": rand(2, 3)}, ["y"])
-    with pytest.raises(UnsupportedOp, match=r'node "y" \(Det\).*not supported'):
+    with pytest.raises(UnsupportedOp, match=r'node "y" \(TfIdfVectorizer\).*not supported'):
         cook_onnx.load(model).into_model()
 
 

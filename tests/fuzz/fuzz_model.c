@@ -42,6 +42,17 @@
 #define MAX_MEMORY_BYTES ((size_t)64 << 20) /* ember_runnable_memory_bytes */
 #define MAX_VARIABLES 256
 
+/* A plan may legitimately ask for more memory than exists (a 4 TB arena): the runtime
+ * must then fail with EMBER_ERROR_MEMORY, so let ASan return NULL, as malloc would,
+ * instead of reporting allocation-size-too-big. (Requests between -malloc_limit_mb and
+ * ASan's 1 TB maximum are still reported by libFuzzer as out-of-memory: run with
+ * -fork=1 -ignore_ooms=1, see README.md.) */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+    return "allocator_may_return_null=1";
+}
+
 /* ---------------------------------------------------------------- in-memory tar */
 
 typedef struct {
