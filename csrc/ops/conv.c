@@ -163,6 +163,13 @@ static ember_status conv_infer(ember_node *node, const ember_value *const *input
                                 "input %s, filter %s and groups = %lld disagree: the filter "
                                 "must be [O, C/groups, …] with C and O multiples of groups",
                                 xs, ws, (long long)g);
+    /* A kernel extent of 0 has no window: output sizes would come out larger than
+     * the input, a silent wrong answer rather than an error. */
+    for (int d = 0; d < a->spatial; d++)
+        if (w->shape[2 + d] < 1)
+            return ember_node_error(node, EMBER_ERROR_INVALID,
+                                    "filter %s: kernel extent %d is %lld, must be at least 1",
+                                    ws, d, (long long)w->shape[2 + d]);
     if (a->padding_count != 0 && a->padding_count != a->spatial)
         return ember_node_error(node, EMBER_ERROR_INVALID,
                                 "padding has %d entries for %d spatial dims", a->padding_count,

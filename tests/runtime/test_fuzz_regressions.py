@@ -8,8 +8,8 @@ inputs in a subprocess, so a crash fails this test instead of killing pytest:
 
 - through the Python binding (`ember.load_model(bytes).into_runnable().run(zeros)`),
   which must exit 0 (it ran) or 1 (an EmberError);
-- through an ember-run built with AddressSanitizer and UBSan (build/fuzz/asan-<cc>/ember-run,
-  compiled here with $CC, else clang, when the sources are newer), which must exit 0 or 1. Many of
+- through an ember-run built with AddressSanitizer and UBSan (build/host-asan/ember-run,
+  `scons debug=1` with $CC, else clang), which must exit 0 or 1. Many of
   these bugs are out-of-bounds accesses or undefined behaviour that an unsanitized
   build survives by luck; the sanitized build makes them fail every time. Without a
   compiler that supports the sanitizers, build/host/ember-run is used instead.
@@ -48,55 +48,17 @@ except ember.EmberError as e:
 """
 
 
-def _sources():
-    patterns = ["csrc/base/*.c", "csrc/plan/*.c", "csrc/core/*.c", "csrc/ops/*.c",
-                "csrc/kernels/*.c", "csrc/kernels/generic/*.c", "csrc/api.c",
-                "csrc/tools/*.c"]
-    if os.uname().machine in ("x86_64", "amd64"):
-        patterns.append("csrc/kernels/x86/*.c")
-    elif os.uname().machine in ("aarch64", "arm64"):
-        patterns.append("csrc/kernels/arm/*__neon_aarch64.c")
-    return [f for p in patterns for f in sorted(glob.glob(os.path.join(ROOT, p)))]
-
-
-def _isa_flags(path):
-    stem = os.path.splitext(os.path.basename(path))[0]
-    for suffix, flags in (("__avx2_fma", ["-mavx2", "-mfma"]),
-                          ("__avx512f", ["-mavx512f", "-mfma"]), ("__sse2", ["-msse2"])):
-        if stem.endswith(suffix):
-            return flags
-    return []
-
-
 def _build_asan_ember_run():
-    """build/fuzz/asan-<cc>/ember-run with ASan and UBSan, or None if that cannot be built."""
+    """build/host-asan/ember-run (ASan + UBSan, by `scons debug=1`), or None if the
+    compiler cannot build it."""
     # clang preferred: only its UBSan flags arithmetic on a null pointer.
     cc = os.environ.get("CC") or ("clang" if shutil.which("clang") else "cc")
     if shutil.which(cc) is None:
         return None
-    asan_dir = os.path.join(ROOT, "build", "fuzz", "asan-" + os.path.basename(cc))
-    exe = os.path.join(asan_dir, "ember-run")
-    sources = _sources()
-    headers = glob.glob(os.path.join(ROOT, "csrc", "**", "*.h"), recursive=True)
-    headers.append(os.path.join(ROOT, "include", "ember.h"))
-    if os.path.exists(exe) and os.path.getmtime(exe) > max(
-            os.path.getmtime(f) for f in sources + headers):
-        return exe
-    os.makedirs(asan_dir, exist_ok=True)
-    flags = ["-std=c11", "-O1", "-g", "-fsanitize=address,undefined",
-             "-fno-sanitize-recover=undefined", "-fno-omit-frame-pointer",
-             "-D_GNU_SOURCE", "-I" + os.path.join(ROOT, "include"),
-             "-I" + os.path.join(ROOT, "csrc")]
-    objects = []
-    for src in sources:
-        obj = os.path.join(asan_dir, os.path.relpath(src, ROOT).replace(os.sep, "_") + ".o")
-        result = subprocess.run([cc] + flags + _isa_flags(src) + ["-c", src, "-o", obj],
-                                capture_output=True, text=True)
-        if result.returncode != 0:
-            return None
-        objects.append(obj)
-    result = subprocess.run([cc, "-fsanitize=address,undefined", "-o", exe] + objects
-                            + ["-lm", "-lpthread"], capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-m", "SCons", "-C", ROOT, "-Q", "-j2", "debug=1",
+                             os.path.join("build", "host-asan", "ember-run")],
+                            capture_output=True, text=True, env=dict(os.environ, CC=cc))
+    exe = os.path.join(ROOT, "build", "host-asan", "ember-run")
     return exe if result.returncode == 0 else None
 
 
@@ -104,8 +66,7 @@ def _build_asan_ember_run():
 def ember_run():
     exe = _build_asan_ember_run()
     if exe is None:
-        if not os.path.exists(HOST_EMBER_RUN):
-            pytest.skip("no ember-run: run scons")
+        assert os.path.exists(HOST_EMBER_RUN), "build/host/ember-run is missing: run scons"
         exe = HOST_EMBER_RUN
     return exe
 
