@@ -9,14 +9,6 @@
 #include "kernels/kernels.h"
 #include "kernels/arm/f32_vmath__neon_armv7.h"
 
-static inline float32x4_t sigmoid_neon(float32x4_t x)
-{
-    const float32x4_t one = vdupq_n_f32(1.0f);
-    const float32x4_t e = exp_neon(vnegq_f32(vabsq_f32(x)));
-    const float32x4_t numerator = vbslq_f32(vcltq_f32(x, vdupq_n_f32(0.0f)), e, one);
-    return divide_neon(numerator, vaddq_f32(one, e));
-}
-
 void ember_f32_vsigmoid__neon_armv7(size_t n, const float *x, float *y)
 {
     EMBER_F32_VUNARY_LOOP_NEON(sigmoid_neon, n, x, y);
