@@ -32,6 +32,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "test_support.h"
+
 static const size_t K_VALUES[] = {0, 1, 2, 3, 7, 16, 33, 100};
 #define K_COUNT (sizeof(K_VALUES) / sizeof(K_VALUES[0]))
 
@@ -40,26 +42,6 @@ static const size_t K_VALUES[] = {0, 1, 2, 3, 7, 16, 33, 100};
 
 /* Sizes that cross the driver's A blocks (EMBER_F32_GEMM_A_BLOCK_BYTES): m, n, k. */
 static const size_t LARGE[][3] = {{257, 37, 300}, {61, 70, 1000}, {130, 3, 129}};
-
-#define MAX_REPORTS 20
-
-static unsigned long passed, failed;
-static unsigned reports;
-
-/* The case being run, for the crash report: an over-read into a guard page ends here. */
-static char current_case[256];
-
-static void on_crash(int sig)
-{
-    static const char prefix[] = "CRASH (read or write outside a buffer) during: ";
-    (void)sig;
-    if (write(STDOUT_FILENO, prefix, sizeof prefix - 1) < 0 ||
-        write(STDOUT_FILENO, current_case, strlen(current_case)) < 0 ||
-        write(STDOUT_FILENO, "\n", 1) < 0) {
-        _exit(3);
-    }
-    _exit(3);
-}
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -111,18 +93,6 @@ static float *guarded_tail(const guarded *g, size_t count)
 static void guarded_free(guarded *g)
 {
     munmap(g->base, g->bytes);
-}
-
-static void check(int ok, const char *what)
-{
-    if (ok) {
-        passed++;
-        return;
-    }
-    failed++;
-    if (reports++ < MAX_REPORTS) {
-        printf("FAIL %s\n", what);
-    }
 }
 
 /* ---------------------------------------------------------------- one GEMM case */

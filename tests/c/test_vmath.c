@@ -42,37 +42,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "test_support.h"
+
 #define CHUNK 4096
 #define MAX_TAIL 40
-#define MAX_REPORTS 20
-
-static unsigned long passed, failed;
-static unsigned reports;
-static char current_case[200];
-
-static void on_crash(int sig)
-{
-    static const char prefix[] = "CRASH (read or write outside a buffer) during: ";
-    (void)sig;
-    if (write(STDOUT_FILENO, prefix, sizeof prefix - 1) < 0 ||
-        write(STDOUT_FILENO, current_case, strlen(current_case)) < 0 ||
-        write(STDOUT_FILENO, "\n", 1) < 0) {
-        _exit(3);
-    }
-    _exit(3);
-}
-
-static void check(int ok, const char *what)
-{
-    if (ok) {
-        passed++;
-        return;
-    }
-    failed++;
-    if (reports++ < MAX_REPORTS) {
-        printf("FAIL %s\n", what);
-    }
-}
 
 static float from_bits(uint32_t u)
 {
