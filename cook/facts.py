@@ -47,6 +47,11 @@ class Fact:
         return self.datum_type.dtype
 
     @property
+    def is_concrete(self):
+        """Every dim an integer (no symbol)."""
+        return all(dims.is_concrete(d) for d in self.shape)
+
+    @property
     def is_const(self):
         return self.value is not None
 

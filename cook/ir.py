@@ -13,6 +13,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from . import dims
 from .errors import CookError, ShapeError, node_context
 from .facts import Fact
 
@@ -91,7 +92,8 @@ class Graph:
             facts = list(op.output_facts(input_facts))
         except CookError as error:
             raise type(error)(f"{node_context(name, op.name, input_facts)}: {error}") from None
-        if op.foldable and input_facts and all(f.value is not None for f in input_facts):
+        if op.foldable and input_facts and all(f.value is not None for f in input_facts) \
+                and all(f.is_concrete for f in facts):
             try:
                 values = op.eval([f.value for f in input_facts])
             except CookError as error:
@@ -130,6 +132,28 @@ class Graph:
     def set_output(self, outlet, name=None):
         self.outputs.append(Outlet(*outlet))
         self.output_names.append(name or self.nodes[outlet.node].name)
+
+    def symbols(self):
+        """Names of the symbols in the facts of the graph."""
+        found = set()
+        for node in self.nodes.values():
+            for fact in node.outputs:
+                for dim in fact.shape or ():
+                    if dim is not None:
+                        found |= dims.symbols(dim)
+        return found
+
+    def fresh_symbol(self, name):
+        """A symbol named after `name` (made an identifier) that the graph does not use."""
+        base = "".join(c if c.isalnum() else "_" for c in name).strip("_") or "n"
+        if base[0].isdigit():
+            base = "n_" + base
+        taken = self.symbols()
+        candidate, index = base, 1
+        while candidate in taken:
+            candidate = f"{base}_{index}"
+            index += 1
+        return dims.symbol(candidate)
 
     # -- queries ------------------------------------------------------------------
     def node(self, node_id):

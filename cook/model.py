@@ -249,11 +249,15 @@ class TypedModel(_ModelIO):
     # -- symbols ------------------------------------------------------------------------
     def symbols(self):
         """Names of the symbols appearing in the facts of the model."""
+        return self.graph.symbols()
+
+    def input_symbols(self):
+        """Names of the symbols of the input facts (the others are counts that only the
+        input values decide: NonZero, Unique, a shape computed at run time…)."""
         found = set()
-        for node in self.graph.nodes.values():
-            for fact in node.outputs:
-                for dim in fact.shape:
-                    found |= dims.symbols(dim)
+        for outlet in self.graph.inputs:
+            for dim in self.graph.fact(outlet).shape:
+                found |= dims.symbols(dim)
         return found
 
     def set_symbols(self, values):
@@ -302,15 +306,16 @@ class TypedModel(_ModelIO):
         if len(inputs) != len(graph.inputs):
             raise CookError(f"run_reference: {len(inputs)} inputs given, the model has "
                             f"{len(graph.inputs)} ({self.input_names})")
-        if self.symbols():
+        if self.input_symbols():
             values = self._bind_from_inputs(inputs)
             key = tuple(sorted(values.items()))
             cache = self.__dict__.setdefault("_bound", {})
             if key not in cache:
                 cache.clear()
                 cache[key] = self.set_symbols(values)
-            if cache[key].symbols():
-                raise MissingFact(f"run_reference: symbols {sorted(cache[key].symbols())} "
+            unbound = cache[key].input_symbols()
+            if unbound:
+                raise MissingFact(f"run_reference: symbols {sorted(unbound)} "
                                   "cannot be read from the input shapes; bind them with "
                                   "set_symbols")
             return cache[key].run_reference(inputs)

@@ -35,6 +35,8 @@ def light_model_names():
 
 
 def light_model_path(name):
+    if os.path.isabs(name):
+        return name
     stem = name if name.startswith("light_") else "light_" + name
     return os.path.join(LIGHT_DIR, stem + ".onnx")
 
@@ -51,8 +53,15 @@ def randomized_light_model(name, seed=0):
 
     Each call returns a new ModelProto (callers may change it); the work is cached.
     """
+    return randomized_model(light_model_path(name), seed)
+
+
+def randomized_model(path, seed=0):
+    """Any model storing its weights as ConstantOfShape nodes (the light zoo, and the
+    torch exports of tests/data/torch), with seeded random weights; BatchNorms are
+    calibrated on the light model input (a model with BatchNorm must be a light one)."""
     model = onnx.ModelProto()
-    model.CopyFrom(_randomized(name, seed))
+    model.CopyFrom(_randomized(path, seed))
     return model
 
 
@@ -129,8 +138,8 @@ def _random_weight(role, node, shape, rng):
 
 
 @functools.lru_cache(maxsize=4)
-def _randomized(name, seed):
-    model = onnx.load(light_model_path(name))
+def _randomized(path, seed):
+    model = onnx.load(path)
     rng = np.random.default_rng(seed)
     graph = model.graph
     initializers = {i.name: i for i in graph.initializer}
@@ -154,15 +163,14 @@ def _randomized(name, seed):
     del graph.input[:]
     graph.input.extend(data_inputs)
     model.ir_version = max(model.ir_version, 4)     # initializers need not be inputs
-    _calibrate_batchnorms(model, light_model_input(name, seed))
+    if any(n.op_type == "BatchNormalization" for n in model.graph.node):
+        _calibrate_batchnorms(model, light_model_input(path, seed))
     return model
 
 
 def _calibrate_batchnorms(model, x):
     """Run the graph node by node with onnxruntime; set each BatchNorm's mean/var from its input."""
     import onnxruntime as ort
-    if not any(n.op_type == "BatchNormalization" for n in model.graph.node):
-        return
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL

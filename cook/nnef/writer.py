@@ -8,10 +8,17 @@ given rank: binary ops and matmul take operands of equal rank, which tract requi
 Constants are written where they are used: a single value as a literal, anything else
 as a `variable` with its own .dat file (labels are the identifiers, so valid NNEF
 names), each constant written once however many nodes read it.
+
+Fused ops the plan format lacks (silu, hard_swish, gelu_tanh, LayerNorm) are first
+lowered to plan ops by their `decompose`, on a copy of the graph: the TypedModel the
+user holds keeps them.
 """
+import copy
 
 from .. import __version__, dims
 from ..errors import CookError, UnsupportedOp, node_context
+from ..ir import Patch
+from ..ops.base import Op
 from ..ops.source import Const
 from . import dat
 from .syntax import fmt, fmt_float, sanitize
@@ -23,7 +30,7 @@ VARIABLE_KIND = {"f": "scalar", "i": "integer", "u": "integer", "b": "logical"}
 class PlanWriter:
     def __init__(self, model):
         self.model = model
-        self.graph = model.graph
+        self.graph = lower_to_plan_ops(model.graph)
         self.statements = []
         self.files = {}
         self.taken = set()
@@ -175,6 +182,37 @@ class PlanWriter:
         text += ["}", ""]
         self.files["graph.nnef"] = "\n".join(text).encode("utf-8")
         return self.files
+
+
+def lower_to_plan_ops(graph):
+    """`graph`, or a copy of it where every op with a decomposition is decomposed."""
+    lowered = None
+    for node in graph.ordered_nodes():
+        if type(node.op).decompose is Op.decompose:
+            continue
+        if lowered is None:
+            lowered = _structural_copy(graph)
+        target = lowered.nodes.get(node.id)
+        if target is None:          # pruned by an earlier lowering
+            continue
+        patch = Patch(lowered, f"lower {node.op.name} to plan ops")
+        outlets = target.op.decompose(patch, target.name, target.inputs)
+        if outlets is None:
+            continue
+        for slot, outlet in enumerate(outlets):
+            patch.shunt(target.outlet(slot), outlet)
+        patch.apply()
+    return graph if lowered is None else lowered
+
+
+def _structural_copy(graph):
+    """A graph copy sharing ops and facts (immutable values, and weights can be large)."""
+    memo = {}
+    for node in graph.nodes.values():
+        memo[id(node.op)] = node.op
+        for fact in node.outputs:
+            memo[id(fact)] = fact
+    return copy.deepcopy(graph, memo)
 
 
 def _graph_symbols(graph):

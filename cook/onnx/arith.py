@@ -7,13 +7,14 @@ from ..ops.matmul import MatMul, transposed
 from ..ops.shape import Cast, Squeeze, Unsqueeze
 from .registry import translator
 
+# HardSwish has no plan op of its own but a decomposition the writer uses (Unary.decompose)
 UNARY = {"Relu": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh", "Exp": "exp", "Log": "log",
-         "Sqrt": "sqrt", "Abs": "abs", "Neg": "neg"}
+         "Sqrt": "sqrt", "Abs": "abs", "Neg": "neg", "HardSwish": "hard_swish"}
 COOK_UNARY = {"Floor": "floor", "Ceil": "ceil", "Round": "round", "Sign": "sign",
               "Sin": "sin", "Cos": "cos", "Tan": "tan", "Asin": "asin", "Acos": "acos",
               "Atan": "atan", "Sinh": "sinh", "Cosh": "cosh", "Asinh": "asinh",
               "Acosh": "acosh", "Atanh": "atanh", "Erf": "erf", "Softplus": "softplus",
-              "Softsign": "softsign", "Mish": "mish", "HardSwish": "hard_swish",
+              "Softsign": "softsign", "Mish": "mish",
               "IsNaN": "is_nan"}
 BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Pow": "pow"}
 COMPARE = {"Less": "less", "LessOrEqual": "less_equal", "Greater": "greater",

@@ -1,19 +1,32 @@
-"""Translators of ONNX control flow. If: a constant condition inlines its branch; a
-condition known only at run time evaluates both branches and selects with Where (both
-must give the same types). Loop and Scan are not supported yet."""
+"""Translators of ONNX control flow. The subgraphs (If branches, Scan and Loop bodies)
+read outer-scope tensors through `OnnxNode.implicit` (`Translation.scope()`); a body is
+either inlined into the target graph (`inline_graph`) or typed on its own as a
+TypedModel (`typed_body`) that a cook-only op runs per iteration.
+
+If: a constant condition inlines its branch; a condition known only at run time
+evaluates both branches and selects with Where (both must give the same types).
+Scan: the body runs per slice (cook/ops/scan.py). Loop: the body runs per iteration
+(cook/ops/loop.py); when it cannot be typed once for all iterations (an op needs the
+iteration number as a constant, a carried value changes rank) and the trip count is
+known while cooking, the iterations are inlined instead."""
 import numpy as np
 from onnx import numpy_helper
 
-from ..errors import BadAttribute
-from ..facts import InferenceFact
+from .. import dims
+from ..errors import BadAttribute, CookError, UnsupportedOp
+from ..facts import Fact, InferenceFact
 from ..ir import Node
 from ..ops.elementwise import Where
+from ..ops.loop import BOOL_SCALAR, I64_SCALAR, Loop
+from ..ops.shape import Concat, Unsqueeze
 from .registry import OnnxNode, subgraph_free_names, translator
 
 
-def inline_graph(ctx, graph, suffix):
-    """Translate a subgraph into the target graph; returns the outlets of its outputs."""
+def inline_graph(ctx, graph, suffix, bound=None):
+    """Translate a subgraph into the target graph; returns the outlets of its outputs.
+    `bound`: {subgraph input name: outlet} (a Loop body's inputs)."""
     tensors = dict(ctx.scope())
+    tensors.update(bound or {})
     for init in graph.initializer:
         tensors[init.name] = ctx.const(numpy_helper.to_array(init), f"{suffix}_{init.name}")
     for index, proto in enumerate(graph.node):
@@ -104,5 +117,171 @@ def scan(ctx):
         body_facts.append(Fact(fact.datum_type, fact.shape[:axis] + fact.shape[axis + 1:]))
     model = typed_body(ctx, body, body_facts, implicit)
     op = Scan(model, n_states, n_scan, in_axes, in_dirs, out_axes, out_dirs)
-    node = ctx.target.add_node(ctx.name, op, declared + list(implicit.values()))
+    return wire_body_op(ctx, op, declared + list(implicit.values()))
+
+
+def wire_body_op(ctx, op, inputs):
+    """The op's outputs; constants when every input is one (run while cooking: typing
+    may have symbols for counts that the run decides)."""
+    values = [ctx.target.fact(o).value for o in inputs]
+    if all(v is not None for v in values):
+        return [ctx.const(v, f"out{i}") for i, v in enumerate(op.eval(values))]
+    node = ctx.target.add_node(ctx.name, op, inputs)
     return [node.outlet(i) for i in range(len(node.outputs))]
+
+
+UNROLL_LIMIT = 256      # iterations inlined at most: beyond, the graph grows too much
+
+
+@translator("Loop", types="all", cook_only=True,
+            notes="tensors only (no sequences); the trip count is a symbol unless M is a "
+                  "constant and the condition stays true; carried dims that change get "
+                  "symbols; a body that needs a constant iteration number is inlined per "
+                  f"iteration when the trip count is known (at most {UNROLL_LIMIT})")
+def loop(ctx):
+    graph = ctx.attrs.raw["body"].g
+    implicit = ctx.scope()
+    n_carried = len(graph.input) - 2
+    declared = list(ctx.inputs[:len(ctx.inputs) - len(implicit)])
+    declared += [None] * (2 + n_carried - len(declared))
+    if n_carried < 0 or len(declared) != 2 + n_carried \
+            or len(graph.output) < 1 + n_carried:
+        raise ctx.error(f"the body has {len(graph.input)} inputs and {len(graph.output)} "
+                        f"outputs for {len(declared)} Loop inputs", BadAttribute)
+    if declared[0] is None and declared[1] is None:
+        raise ctx.error("neither a trip count nor a condition: this loop never ends")
+    try:
+        body, carried = typed_loop_body(ctx, graph, declared[2:], implicit)
+    except UnsupportedOp as error:
+        return unroll_loop(ctx, graph, declared, error)
+    outer = set()
+    for outlet in [o for o in declared if o is not None] + list(implicit.values()):
+        for dim in ctx.target.fact(outlet).shape:
+            outer |= dims.symbols(dim)
+    op = Loop(body, declared[0] is not None, declared[1] is not None, n_carried,
+              trip_count(ctx, declared, body), scan_shapes(ctx, body, n_carried, outer))
+    inputs = [o for o in declared if o is not None] + list(implicit.values())
+    return wire_body_op(ctx, op, inputs)
+
+
+def typed_loop_body(ctx, graph, initial, implicit):
+    """The body typed once for all iterations, with the carried facts it is typed with:
+    a dim that an iteration changes becomes a fresh symbol (and the body is typed again)."""
+    names = [i.name for i in graph.input[2:]]
+    carried = [ctx.target.fact(o).without_value() for o in initial]
+    loose = set()                       # (carried index, axis) typed with a symbol
+    while True:
+        body = typed_body(ctx, graph, [I64_SCALAR, BOOL_SCALAR] + carried, implicit)
+        after = body.output_facts()[1:1 + len(carried)]
+        if not loosen_carried(ctx, names, carried, after, loose):
+            return body, carried
+
+
+def loosen_carried(ctx, names, carried, after, loose):
+    """Give a fresh symbol to each carried dim the body changes; True when one did."""
+    changed = False
+    for index, (before, out) in enumerate(zip(carried, after)):
+        if out.datum_type is not before.datum_type or out.rank != before.rank:
+            raise ctx.error(f"loop-carried value {names[index]!r} is {before} before an "
+                            f"iteration and {out} after it: a carried value must keep its "
+                            "datum type and rank")
+        shape = list(before.shape)
+        for axis, (a, b) in enumerate(zip(before.shape, out.shape)):
+            if a != b and (index, axis) not in loose:
+                shape[axis] = ctx.fresh_symbol(f"{names[index]}_{axis}")
+                loose.add((index, axis))
+                changed = True
+        carried[index] = Fact(before.datum_type, shape)
+    return changed
+
+
+def known_scalar(ctx, outlet):
+    """The value of a scalar input known while cooking (a constant, or a dim computed
+    from shapes); None when only a run knows it."""
+    fact = ctx.target.fact(outlet)
+    if fact.value is not None:
+        return np.asarray(fact.value).reshape(-1)[0].item()
+    if fact.symbolic is not None:
+        return np.asarray(fact.symbolic).reshape(-1)[0]
+    return None
+
+
+def trip_count(ctx, declared, body):
+    """The iterations' count: M when the condition cannot stop the loop, else a symbol."""
+    limit = known_scalar(ctx, declared[0]) if declared[0] is not None else None
+    start = known_scalar(ctx, declared[1]) if declared[1] is not None else True
+    if start is False or (isinstance(limit, int) and limit <= 0):
+        return 0
+    out = body.graph.outputs[0]
+    stays = declared[1] is None or out == body.graph.inputs[1] or (
+        body.graph.fact(out).value is not None and bool(np.all(body.graph.fact(out).value)))
+    if stays and start is True and limit is not None:
+        return limit
+    if stays and start is True:
+        raise ctx.error("the condition stays true and there is no trip count: this loop "
+                        "never ends")
+    return ctx.fresh_symbol("trips")
+
+
+def scan_shapes(ctx, body, n_carried, outer):
+    """Per-iteration shapes of the scan outputs, in the outer graph's symbols: a dim the
+    body decides (one of its counts, a changing carried dim) becomes a fresh symbol."""
+    shapes = []
+    for index, fact in enumerate(body.output_facts()[1 + n_carried:]):
+        shapes.append(tuple(d if dims.symbols(d) <= outer
+                            else ctx.fresh_symbol(f"scan{index}_{axis}")
+                            for axis, d in enumerate(fact.shape)))
+    return shapes
+
+
+def unroll_loop(ctx, graph, declared, error):
+    """The iterations inlined one after the other (each typed with its own iteration
+    number and carried facts) when the count is known while cooking; else `error`."""
+    limit = known_scalar(ctx, declared[0]) if declared[0] is not None else None
+    going = known_scalar(ctx, declared[1]) if declared[1] is not None else True
+    if (declared[0] is not None and not isinstance(limit, int)) or going is None:
+        raise type(error)(f"{error}; nor can its iterations be inlined: their count is "
+                          "known only at run time") from None
+    n_carried = len(declared) - 2
+    carried, scans = list(declared[2:]), []
+    try:
+        while going and (limit is None or len(scans) < limit):
+            if len(scans) == UNROLL_LIMIT:
+                raise ctx.error(f"more than {UNROLL_LIMIT} iterations to inline")
+            outs = inline_iteration(ctx, graph, len(scans), going, carried)
+            if declared[1] is not None:
+                going = known_scalar(ctx, outs[0])
+                if going is None:
+                    raise ctx.error("the condition is known only at run time")
+            carried = outs[1:1 + n_carried]
+            scans.append(outs[1 + n_carried:])
+        return carried + stack_scans(ctx, graph, scans, carried)
+    except CookError as failure:
+        raise type(error)(f"{error} (inlining the iterations failed too: {failure})") \
+            from None
+
+
+def inline_iteration(ctx, graph, step, going, carried):
+    names = [i.name for i in graph.input]
+    first = [ctx.const(np.asarray(step, np.int64), f"iter{step}"),
+             ctx.const(np.asarray(bool(going)), f"cond{step}")]
+    return inline_graph(ctx, graph, f"iter{step}", dict(zip(names, first + carried)))
+
+
+def stack_scans(ctx, graph, scans, carried):
+    """Scan outputs stacked on a new axis 0; with no iteration, empty tensors shaped
+    like one iteration's outputs (inlined to learn them, then pruned)."""
+    if not scans:
+        n_out = len(graph.output) - 1 - len(carried)
+        probe = inline_iteration(ctx, graph, 0, True, carried)[1 + len(carried):]
+        facts = [ctx.target.fact(o) for o in probe]
+        if not all(f.is_concrete for f in facts):
+            raise ctx.error("no iteration runs and the scan outputs' shapes are not known")
+        return [ctx.const(np.zeros((0,) + tuple(f.shape), f.dtype), f"scan{i}")
+                for i, f in zip(range(n_out), facts)]
+    stacked = []
+    for index in range(len(scans[0])):
+        items = [ctx.wire(Unsqueeze((0,)), [s[index]], f"scan{index}_{step}")
+                 for step, s in enumerate(scans)]
+        stacked.append(ctx.wire(Concat(0), items, f"scan{index}"))
+    return stacked

@@ -7,9 +7,11 @@ arith.py, shape.py) and register with `@translator("OpType", ...)`.
 """
 import numpy as np
 
-from ..errors import CookError, MissingFact, UnsupportedOp, node_context
+from .. import dims
+from ..errors import BadAttribute, CookError, MissingFact, UnsupportedOp, node_context
 from ..facts import Fact
-from ..ops.base import Op
+from ..ops.base import Op, normalize_axis
+from ..ops.source import Source
 from .attrs import Attrs
 
 TRANSLATORS = {}
@@ -82,8 +84,43 @@ class Translation:
         if value is None:
             raise UnsupportedOp(f"{self.where}: {what} (input {index}) must be a constant "
                                 "(computed from initializers and shapes); a value known only "
-                                "at run time is not supported")
+                                f"at run time is not supported{self.set_value_hint(index)}")
         return value
+
+    def runtime_input(self, index):
+        """Whether input `index` is there and only a run knows it (neither a constant nor
+        dims computed from shapes): the translator then wires an op that reads it."""
+        return self.has_input(index) and self.facts[index].value is None \
+            and self.facts[index].symbolic is None
+
+    def runtime_length(self, index, what):
+        """The length of the 1-D runtime input `index` (a shape's rank, a count of pads…)."""
+        shape = self.facts[index].shape
+        if len(shape) > 1 or (shape and not dims.is_concrete(shape[0])):
+            raise self.error(f"{what} (input {index}) is known only at run time and its "
+                             f"length {shape} is not a number{self.set_value_hint(index)}")
+        return dims.to_int(shape[0]) if shape else 1
+
+    def set_value_hint(self, index):
+        """How to fix an attribute-like input that comes straight from a model input."""
+        outlet = self.inputs[index]
+        if isinstance(self.target.nodes[outlet.node].op, Source) \
+                and outlet in self.target.inputs:
+            return (f"; call set_input_value({self.target.inputs.index(outlet)}, <value>) on "
+                    "the InferenceModel to fix it")
+        return ""
+
+    def not_at_run_time(self, index, what, why):
+        """UnsupportedOp: input `index` may not be a value known only at run time."""
+        return self.error(f"{what} (input {index}) must be a constant: {why}"
+                          f"{self.set_value_hint(index)}")
+
+    def axis(self, axis, rank):
+        """`axis` in [0, rank), negative counted from the end; BadAttribute when outside."""
+        try:
+            return normalize_axis(axis, rank)
+        except CookError as error:
+            raise self.error(str(error), BadAttribute) from None
 
     # -- building -----------------------------------------------------------------
     def wire(self, op, inputs, suffix=None):
@@ -97,6 +134,15 @@ class Translation:
 
     def const(self, value, suffix):
         return self.target.add_const(f"{self.name}_{suffix}", np.asarray(value))
+
+    def fresh_symbol(self, what):
+        """A new symbol for a dim known only at run time (a count of NonZero, Unique…):
+        named after the node, distinct from every symbol of the graph so far."""
+        return self.target.fresh_symbol(f"{self.name}_{what}")
+
+    def fresh_symbols(self, what, count):
+        """`count` new symbols (what0, what1…) for dims a run-time operand decides."""
+        return [self.fresh_symbol(f"{what}{i}") for i in range(count)]
 
     def error(self, message, kind=UnsupportedOp):
         return kind(f"{self.where}: {message}")
@@ -136,7 +182,13 @@ class OnnxNode(Op):
             raise MissingFact(f"{node_context(node.name, self.op_type)}: inputs {missing} "
                               "are not typed")
         context = Translation(target, node, inputs)
-        outlets = translate(context)
+        try:
+            outlets = translate(context)
+        except CookError as error:
+            if f'node "{node.name}' in str(error):
+                raise
+            # a rule deep inside (dims, numpy helpers) did not know which node it served
+            raise type(error)(f"{context.where}: {error}") from None
         return list(outlets)
 
 

@@ -8,6 +8,7 @@ from ..errors import BadAttribute
 from ..ops.base import normalize_axis
 from ..ops.shape import (Cast, Concat, Gather, Reshape, ShapeOf, Slice, Squeeze, Transpose,
                          Unsqueeze, resolve_reshape)
+from ..ops.tensor import Broadcast
 from .registry import translator
 
 
@@ -214,11 +215,14 @@ def constant(ctx):
 
 @translator("ConstantOfShape", types="all")
 def constant_of_shape(ctx):
-    shape = [int(d) for d in np.asarray(ctx.const_input(0, "shape")).reshape(-1)]
+    shape = [dims.from_value(d) for d in np.asarray(ctx.const_input(0, "shape")).reshape(-1)]
     fill = ctx.attrs.tensor("value", np.zeros(1, np.float32))
     fill = np.asarray(fill).reshape(-1)
     if fill.size != 1:
         raise ctx.error(f"value must hold one element, has {fill.size}", BadAttribute)
-    if any(d < 0 for d in shape):
+    if any(dims.is_concrete(d) and d < 0 for d in shape):
         raise ctx.error(f"negative dim in shape {shape}", BadAttribute)
-    return [ctx.target.add_const(ctx.name, np.full(shape, fill[0], fill.dtype))]
+    if all(dims.is_concrete(d) for d in shape):
+        return [ctx.target.add_const(ctx.name, np.full(shape, fill[0], fill.dtype))]
+    # a symbolic shape (e.g. an RNN's initial state sized by the batch): broadcast the fill
+    return [ctx.wire(Broadcast(shape), [ctx.const(fill.reshape(()), "fill")])]

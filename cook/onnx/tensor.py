@@ -7,8 +7,8 @@ import numpy as np
 
 from .. import datum, dims
 from ..errors import BadAttribute
-from ..ops.base import normalize_axis
 from ..ops.elementwise import Binary, Unary
+from ..ops.nn import LayerNorm
 from ..ops.reduce import Reduce
 from ..ops.shape import Cast, Reshape, Slice, Squeeze, Transpose
 from ..ops.tensor import (ArgReduce, Broadcast, CumSum, Dequantize, Einsum, GatherElements,
@@ -21,11 +21,9 @@ def _ints(ctx, index, what):
     return [int(v) for v in np.asarray(ctx.const_input(index, what)).reshape(-1)]
 
 
-def _axis(ctx, axis, rank):
-    try:
-        return normalize_axis(axis, rank)
-    except Exception as error:
-        raise ctx.error(str(error), BadAttribute) from None
+def _dims(ctx, index, what):
+    """Like _ints, but entries may be symbolic (a shape computed from symbolic shapes)."""
+    return [dims.from_value(v) for v in np.asarray(ctx.const_input(index, what)).reshape(-1)]
 
 
 # -- reductions -----------------------------------------------------------------------------
@@ -51,7 +49,7 @@ def reduce(ctx):
         if ctx.attrs.int("noop_with_empty_axes", 0) and ctx.opset >= since:
             return [ctx.wire(Unary("copy"), [ctx.input(0)])]
         axes = list(range(x.rank))
-    axes = sorted({_axis(ctx, a, x.rank) for a in axes})
+    axes = sorted({ctx.axis(a, x.rank) for a in axes})
     value = ctx.input(0)
     kind = {"ReduceSum": "sum", "ReduceMean": "mean", "ReduceMax": "max", "ReduceMin": "min",
             "ReduceProd": "prod"}.get(op_type, "sum")
@@ -75,7 +73,7 @@ def reduce(ctx):
 @translator("ArgMax", "ArgMin", types="numeric", cook_only=True)
 def arg_reduce(ctx):
     kind = "max" if ctx.onnx.op_type == "ArgMax" else "min"
-    op = ArgReduce(kind, _axis(ctx, ctx.attrs.int("axis", 0), ctx.fact(0).rank),
+    op = ArgReduce(kind, ctx.axis(ctx.attrs.int("axis", 0), ctx.fact(0).rank),
                    ctx.attrs.int("keepdims", 1), ctx.attrs.int("select_last_index", 0))
     return [ctx.wire(op, [ctx.input(0)])]
 
@@ -83,7 +81,7 @@ def arg_reduce(ctx):
 @translator("CumSum", types="numeric", cook_only=True, notes="axis must be a constant")
 def cumsum(ctx):
     axis = _ints(ctx, 1, "axis")[0]
-    op = CumSum(_axis(ctx, axis, ctx.fact(0).rank), ctx.attrs.int("exclusive", 0),
+    op = CumSum(ctx.axis(axis, ctx.fact(0).rank), ctx.attrs.int("exclusive", 0),
                 ctx.attrs.int("reverse", 0))
     return [ctx.wire(op, [ctx.input(0)])]
 
@@ -91,7 +89,7 @@ def cumsum(ctx):
 @translator("TopK", types="numeric", cook_only=True, notes="k must be a constant")
 def top_k(ctx):
     k = ctx.attrs.int("k", required=True) if ctx.opset < 10 else _ints(ctx, 1, "k")[0]
-    op = TopK(k, _axis(ctx, ctx.attrs.int("axis", -1), ctx.fact(0).rank),
+    op = TopK(k, ctx.axis(ctx.attrs.int("axis", -1), ctx.fact(0).rank),
               ctx.attrs.int("largest", 1), ctx.attrs.int("sorted", 1))
     node = ctx.target.add_node(ctx.name, op, [ctx.input(0)])
     return [node.outlet(0), node.outlet(1)]
@@ -100,7 +98,7 @@ def top_k(ctx):
 # -- shapes -----------------------------------------------------------------------------------
 @translator("Expand", types="all", cook_only=True, notes="shape must be a constant")
 def expand(ctx):
-    return [ctx.wire(Broadcast(_ints(ctx, 1, "shape")), [ctx.input(0)])]
+    return [ctx.wire(Broadcast(_dims(ctx, 1, "shape")), [ctx.input(0)])]
 
 
 @translator("Tile", types="all", cook_only=True, notes="repeats must be a constant")
@@ -122,7 +120,7 @@ def pad(ctx):
         pads = _ints(ctx, 1, "pads")
         value = ctx.const_input(2, "constant_value").reshape(-1)[0] \
             if ctx.has_input(2) else 0
-        axes = [_axis(ctx, a, x.rank) for a in _ints(ctx, 3, "axes")] if ctx.has_input(3) \
+        axes = [ctx.axis(a, x.rank) for a in _ints(ctx, 3, "axes")] if ctx.has_input(3) \
             else list(range(x.rank))
     if len(pads) != 2 * len(axes):
         raise ctx.error(f"pads {pads} needs 2 entries per axis", BadAttribute)
@@ -135,7 +133,7 @@ def pad(ctx):
 @translator("Split", types="all", notes="split sizes must be constants")
 def split(ctx):
     x = ctx.fact(0)
-    axis = _axis(ctx, ctx.attrs.int("axis", 0), x.rank)
+    axis = ctx.axis(ctx.attrs.int("axis", 0), x.rank)
     count = len(ctx.onnx.proto.output)
     if ctx.opset < 13:
         sizes = ctx.attrs.ints("split", None)
@@ -203,14 +201,14 @@ def cast_like(ctx):
 def log_softmax(ctx):
     x = ctx.fact(0)
     if ctx.opset < 13:
-        axis = _axis(ctx, ctx.attrs.int("axis", 1), x.rank)
+        axis = ctx.axis(ctx.attrs.int("axis", 1), x.rank)
         if ctx.onnx.op_type == "LogSoftmax":
             return [ctx.wire(LogSoftmax(range(axis, x.rank)), [ctx.input(0)])]
         shape = (dims.product(x.shape[:axis]), dims.product(x.shape[axis:]))
         flat = ctx.wire(Reshape(shape), [ctx.input(0)], "flat")
         hard = ctx.wire(Hardmax(1), [flat], "hardmax")
         return [ctx.wire(Reshape(x.shape), [hard])]
-    axis = _axis(ctx, ctx.attrs.int("axis", -1), x.rank)
+    axis = ctx.axis(ctx.attrs.int("axis", -1), x.rank)
     op = LogSoftmax([axis]) if ctx.onnx.op_type == "LogSoftmax" else Hardmax(axis)
     return [ctx.wire(op, [ctx.input(0)])]
 
@@ -268,11 +266,16 @@ def _per_channel(ctx, index, shape, what):
 @translator("LayerNormalization", opsets="17+")
 def layer_normalization(ctx):
     x = ctx.fact(0)
-    axis = _axis(ctx, ctx.attrs.int("axis", -1), x.rank)
+    axis = ctx.axis(ctx.attrs.int("axis", -1), x.rank)
     axes = list(range(axis, x.rank))
-    normalized, mean, inv = _normalize(ctx, ctx.input(0), axes,
-                                       ctx.attrs.float("epsilon", 1e-5))
+    epsilon = ctx.attrs.float("epsilon", 1e-5)
     has_bias = ctx.has_input(2)
+    if not any(ctx.onnx.proto.output[1:]):
+        op = LayerNorm(axes, epsilon, has_scale=True, has_bias=has_bias)
+        return [ctx.wire(op, [ctx.input(i) for i in range(2 + has_bias)])]
+    # Mean and InvStdDev are wanted too: the expansion gives them (and declutter fuses
+    # the rest into a LayerNorm when they turn out unused)
+    normalized, mean, inv = _normalize(ctx, ctx.input(0), axes, epsilon)
     y = ctx.wire(Binary("mul"), [normalized, ctx.input(1)], "scaled" if has_bias else None)
     if has_bias:
         y = ctx.wire(Binary("add"), [y, ctx.input(2)])
@@ -316,7 +319,7 @@ def group_normalization(ctx):
 @translator("MeanVarianceNormalization")
 def mean_variance_normalization(ctx):
     x = ctx.fact(0)
-    axes = [_axis(ctx, a, x.rank) for a in ctx.attrs.ints("axes", [0, 2, 3])]
+    axes = [ctx.axis(a, x.rank) for a in ctx.attrs.ints("axes", [0, 2, 3])]
     dtype = x.dtype
     mean = ctx.wire(Reduce("mean", axes), [ctx.input(0)], "mean")
     centered = ctx.wire(Binary("sub"), [ctx.input(0), mean], "centered")
@@ -329,7 +332,7 @@ def mean_variance_normalization(ctx):
 @translator("LpNormalization")
 def lp_normalization(ctx):
     x = ctx.fact(0)
-    axis = _axis(ctx, ctx.attrs.int("axis", -1), x.rank)
+    axis = ctx.axis(ctx.attrs.int("axis", -1), x.rank)
     p = ctx.attrs.int("p", 2)
     if p == 1:
         norm = ctx.wire(Reduce("sum", [axis]), [ctx.wire(Unary("abs"), [ctx.input(0)], "abs")],
@@ -369,7 +372,7 @@ def depth_space(ctx):
 @translator("CumProd", types="numeric", cook_only=True, notes="axis must be a constant")
 def cumprod(ctx):
     axis = _ints(ctx, 1, "axis")[0]
-    op = CumSum(_axis(ctx, axis, ctx.fact(0).rank), ctx.attrs.int("exclusive", 0),
+    op = CumSum(ctx.axis(axis, ctx.fact(0).rank), ctx.attrs.int("exclusive", 0),
                 ctx.attrs.int("reverse", 0), product=True)
     return [ctx.wire(op, [ctx.input(0)])]
 
@@ -387,7 +390,7 @@ def swish(ctx):
 @translator("RMSNormalization", opsets="23+")
 def rms_normalization(ctx):
     x = ctx.fact(0)
-    axis = _axis(ctx, ctx.attrs.int("axis", -1), x.rank)
+    axis = ctx.axis(ctx.attrs.int("axis", -1), x.rank)
     square = ctx.wire(Binary("mul"), [ctx.input(0), ctx.input(0)], "square")
     mean = ctx.wire(Reduce("mean", range(axis, x.rank)), [square], "mean_square")
     eps = ctx.const(np.array(ctx.attrs.float("epsilon", 1e-5), x.dtype), "epsilon")
@@ -484,7 +487,7 @@ def attention(ctx):
 def center_crop_pad(ctx):
     x = ctx.fact(0)
     target = _ints(ctx, 1, "shape")
-    axes = [_axis(ctx, a, x.rank) for a in ctx.attrs.ints("axes", list(range(x.rank)))]
+    axes = [ctx.axis(a, x.rank) for a in ctx.attrs.ints("axes", list(range(x.rank)))]
     if len(target) != len(axes):
         raise ctx.error(f"shape {target} needs one size per axis {axes}", BadAttribute)
     crop_axes, begins, ends = [], [], []
@@ -588,40 +591,3 @@ def reverse_sequence(ctx):
     from ..ops.tensor import ReverseSequence
     op = ReverseSequence(ctx.attrs.int("batch_axis", 1), ctx.attrs.int("time_axis", 0))
     return [ctx.wire(op, [ctx.input(0), ctx.input(1)])]
-
-
-@translator("Compress", types="all", notes="condition must be a constant: becomes a Gather")
-def compress(ctx):
-    from ..ops.shape import Gather
-    condition = np.asarray(ctx.const_input(1, "condition")).reshape(-1).astype(bool)
-    x = ctx.fact(0)
-    source = ctx.input(0)
-    axis = ctx.attrs.int("axis", None)
-    if axis is None:
-        source = ctx.wire(Reshape((dims.product(x.shape),)), [source], "flat")
-        axis = 0
-    axis = _axis(ctx, axis, ctx.target.fact(source).rank)
-    indices = ctx.const(np.nonzero(condition)[0].astype(np.int64), "indices")
-    return [ctx.wire(Gather(axis), [source, indices])]
-
-
-@translator("Unique", opsets="11+", types="all",
-            notes="its input must be a constant (output shapes depend on the values): "
-                  "folded to constants")
-def unique(ctx):
-    x = np.asarray(ctx.const_input(0, "X"))
-    axis = ctx.attrs.int("axis", None)
-    if axis is not None:
-        axis = _axis(ctx, axis, x.ndim)
-    values, index, inverse, counts = np.unique(
-        x if axis is not None else x.reshape(-1), return_index=True, return_inverse=True,
-        return_counts=True, axis=axis)
-    if not ctx.attrs.int("sorted", 1):
-        order = np.argsort(index, kind="stable")
-        rank = np.empty_like(order)
-        rank[order] = np.arange(len(order))
-        values = np.take(values, order, axis=axis or 0)
-        index, counts, inverse = index[order], counts[order], rank[inverse.reshape(-1)]
-    outputs = [values, index, inverse.reshape(-1), counts]
-    return [ctx.const(np.asarray(v) if i == 0 else np.asarray(v, np.int64), f"out{i}")
-            for i, v in enumerate(outputs)]

@@ -3,7 +3,7 @@ from .base import Op
 from .conv import Conv, ConvTranspose
 from .elementwise import Activation, Binary, Clamp, Unary, Where
 from .matmul import MatMul
-from .nn import BatchNorm, Lrn, Softmax
+from .nn import BatchNorm, LayerNorm, Lrn, Softmax
 from .pool import AvgPool, MaxPool
 from .reduce import Reduce
 from .shape import (Cast, Concat, Gather, Reshape, ShapeOf, Slice, Squeeze, Transpose,
@@ -24,7 +24,7 @@ ALL_OPS = (Source, Const, Unary, Clamp, Binary, Conv, MaxPool, AvgPool, Reduce, 
            GatherElements, GatherND, Hardmax, LogSoftmax, OneHot, Pad, ScatterElements,
            ScatterND, Tile, TopK, Trilu, ConvTranspose, Quantize, Dequantize, IntegerMatMul,
            NllLoss, BitCast, Attention, Recurrent, GridSample, Resize, Scan, RotaryEmbedding,
-           Dft, DynamicQuantize, Det, ReverseSequence)
+           Dft, DynamicQuantize, Det, ReverseSequence, LayerNorm)
 
 NNEF_READERS = {}
 for _op in ALL_OPS:

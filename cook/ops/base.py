@@ -3,6 +3,8 @@
     output_facts(input_facts) -> [Fact]   typing rule (raise ShapeError/BadAttribute)
     eval(input_values) -> [ndarray]       numpy reference
     declutter(graph, node) -> Patch|None  local rewrites toward the core normal form
+    decompose(patch, name, inputs) -> [Outlet]|None   the op in plan ops, for fused ops
+                                          the plan format lacks (the writer lowers them)
     nnef_write(writer, node)              emit the plan statements (see cook/nnef/writer.py)
     NNEF_READERS = {"nnef_op": fn}        how plan invocations become this op (reader.py)
 
@@ -22,10 +24,15 @@ class Op:
     name = "Op"
     foldable = True          # may run at cook time when every input is constant
     NNEF_READERS = {}
+    # Names of attribute-like operands (a shape, pads, k…) this op reads from the inputs
+    # after its data input, in order, because only a run knows them (see `operands`).
+    from_inputs = ()
 
     def attrs(self):
-        """Attribute name -> value, for repr and equality."""
-        return {k: v for k, v in vars(self).items() if not k.startswith("_")}
+        """Attribute name -> value, for repr and equality (an empty from_inputs is left
+        out: ops whose operands are all cook-time values look as they always did)."""
+        return {k: v for k, v in vars(self).items()
+                if not k.startswith("_") and not (k == "from_inputs" and not v)}
 
     def output_facts(self, inputs):
         raise NotImplementedError(type(self).__name__)
@@ -34,6 +41,12 @@ class Op:
         raise NotImplementedError(type(self).__name__)
 
     def declutter(self, graph, node):
+        return None
+
+    def decompose(self, patch, name, inputs):
+        """Outlets computing this op's outputs with plan ops, wired through `patch`; None
+        when the op writes itself. Fused ops (silu, layer norm…) keep one node in the
+        TypedModel and are expanded only on the way to a plan."""
         return None
 
     def substitute(self, values):
@@ -106,3 +119,16 @@ def normalize_axis(axis, rank, what="axis"):
     if not -rank <= axis < max(rank, 1):
         raise ShapeError(f"{what} {axis} is out of range for rank {rank}")
     return axis % rank if rank else 0
+
+
+def operands(op, inputs, data=1):
+    """{name: value} of the operands `op` reads at run time: the inputs after the `data`
+    data inputs, named by `op.from_inputs`. Its typing saw fresh symbols in their place."""
+    return dict(zip(op.from_inputs, inputs[data:]))
+
+
+def refuse_runtime_plan(op):
+    """Plans hold operands as attributes: an op reading some at run time has no plan form."""
+    if op.from_inputs:
+        raise UnsupportedOp(f"{op.name} with {', '.join(op.from_inputs)} known only at run "
+                            "time has no plan form yet (cook-only)")

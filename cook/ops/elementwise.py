@@ -66,6 +66,7 @@ UNARY_FUNCTIONS = {
     "softplus": _float(_softplus), "softsign": lambda x: x / (1 + np.abs(x)),
     "mish": _float(lambda x: x * np.tanh(_softplus(x))),
     "hard_swish": lambda x: x * np.clip(x / 6 + 0.5, 0, 1),
+    "silu": lambda x: x * _sigmoid(x),
     "gelu": _float(_gelu), "gelu_tanh": _float(_gelu_tanh),
     "not": np.logical_not, "bitwise_not": np.invert,
     "is_nan": np.isnan, "is_inf": np.isinf, "is_pos_inf": np.isposinf,
@@ -74,10 +75,13 @@ UNARY_FUNCTIONS = {
 
 FLOAT_ONLY = {"sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "floor", "ceil", "round",
               "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
-              "atanh", "erf", "softplus", "softsign", "mish", "hard_swish", "gelu",
+              "atanh", "erf", "softplus", "softsign", "mish", "hard_swish", "silu", "gelu",
               "gelu_tanh", "is_nan", "is_inf", "is_pos_inf", "is_neg_inf"}
 BOOL_OUTPUT = {"is_nan", "is_inf", "is_pos_inf", "is_neg_inf"}
 PLAN_UNARY = {"relu", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "abs", "neg", "copy"}
+# Why a cook-only map has no plan form, where the plain "cook-only" is not enough.
+NO_PLAN_FORM = {"gelu": "it needs erf, which the plan format lacks (gelu_tanh is writable)",
+                "erf": "the plan format has no erf"}
 
 
 class Unary(Op):
@@ -115,9 +119,16 @@ class Unary(Op):
             return Patch(graph, "remove copy").shunt(node.outlet(), node.inputs[0])
         return None
 
+    def decompose(self, patch, name, inputs):
+        """Fused activations in plan ops (the writer lowers them; declutter fuses them)."""
+        lower = {"silu": _silu_plan, "hard_swish": _hard_swish_plan,
+                 "gelu_tanh": _gelu_tanh_plan}.get(self.kind)
+        return None if lower is None else [lower(patch, name, inputs[0])]
+
     def nnef_write(self, writer, node):
         if self.kind not in PLAN_UNARY:
-            raise UnsupportedOp(f"{self.kind} is cook-only for now (no plan form)")
+            why = NO_PLAN_FORM.get(self.kind, "no plan form")
+            raise UnsupportedOp(f"{self.kind} is cook-only for now ({why})")
         writer.assign(node, f"{self.kind}({writer.ident(node.inputs[0])})")
 
     @classmethod
@@ -126,6 +137,41 @@ class Unary(Op):
 
 
 Unary.NNEF_READERS = {kind: Unary._nnef_reader(kind) for kind in PLAN_UNARY}
+
+
+def _scalar_like(patch, name, x, value):
+    return patch.const(name, np.array(value, patch.graph.fact(x).dtype))
+
+
+def _silu_plan(patch, name, x):
+    gate = patch.wire1(name + "_sigmoid", Unary("sigmoid"), [x])
+    return patch.wire1(name, Binary("mul"), [x, gate])
+
+
+def _hard_swish_plan(patch, name, x):
+    """x * clamp(x/6 + 1/2, 0, 1): the clamp is a plan op (and fuses into conv)."""
+    scaled = patch.wire1(name + "_scaled", Binary("mul"), [x, _scalar_like(
+        patch, name + "_sixth", x, 1 / 6)])
+    shifted = patch.wire1(name + "_shifted", Binary("add"), [scaled, _scalar_like(
+        patch, name + "_half", x, 0.5)])
+    gate = patch.wire1(name + "_gate", Clamp(0.0, 1.0), [shifted])
+    return patch.wire1(name, Binary("mul"), [x, gate])
+
+
+def _gelu_tanh_plan(patch, name, x):
+    """x * (1/2 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)) / 2), x^3 as two products."""
+    square = patch.wire1(name + "_square", Binary("mul"), [x, x])
+    cube = patch.wire1(name + "_cube", Binary("mul"), [square, x])
+    cubic = patch.wire1(name + "_cubic", Binary("mul"), [cube, _scalar_like(
+        patch, name + "_c", x, 0.044715)])
+    inner = patch.wire1(name + "_inner", Binary("add"), [x, cubic])
+    scaled = patch.wire1(name + "_scaled", Binary("mul"), [inner, _scalar_like(
+        patch, name + "_k", x, math.sqrt(2 / math.pi))])
+    tanh = patch.wire1(name + "_tanh", Unary("tanh"), [scaled])
+    half = _scalar_like(patch, name + "_half", x, 0.5)
+    gate = patch.wire1(name + "_gate", Binary("add"), [patch.wire1(
+        name + "_halved", Binary("mul"), [tanh, half]), half])
+    return patch.wire1(name, Binary("mul"), [x, gate])
 
 
 def _selu(x, alpha, gamma):
@@ -171,9 +217,11 @@ class Activation(Op):
 
 
 class Clamp(Op):
-    """y = min(max(x, low), high); a missing bound is ±inf."""
+    """y = min(max(x, low), high); a missing bound is ±inf. Clamp(0, 6) is ReLU6: named so."""
 
-    name = "Clamp"
+    @property
+    def name(self):
+        return "Relu6" if (self.low, self.high) == (0.0, 6.0) else "Clamp"
 
     def __init__(self, low=-np.inf, high=np.inf):
         self.low = f32(low)

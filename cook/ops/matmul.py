@@ -60,10 +60,13 @@ class MatMul(Op):
         return [np.matmul(a, b).astype(inputs[0].dtype)]
 
     def declutter(self, graph, node):
-        # Normal form: constant operands are stored the way they are used.
+        # Normal form: constant operands are stored the way they are used. Not a constant
+        # other nodes read too: the transposed copy would store the weights twice, and the
+        # runtime packs a constant operand once at prepare whichever way it is stored.
         for slot, flag in ((1, self.transpose_b), (0, self.transpose_a)):
             value = graph.const_value(node.inputs[slot])
-            if flag and value is not None:
+            shared = graph.single_consumer(node.inputs[slot]) is not node
+            if flag and value is not None and not shared:
                 patch = Patch(graph, "pre-transpose constant matmul operand")
                 const = patch.const(graph.nodes[node.inputs[slot].node].name + "_t",
                                     transposed(value))

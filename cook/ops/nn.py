@@ -1,10 +1,12 @@
-"""Normalisations: softmax, local response normalisation, batch normalisation."""
+"""Normalisations: softmax, local response normalisation, batch and layer normalisation."""
 import numpy as np
 
+from .. import dims
 from ..errors import ShapeError, UnsupportedOp
 from ..ir import Patch
 from .base import Op, expect_inputs, f32, normalize_axis
-from .elementwise import Binary
+from .elementwise import Binary, Unary
+from .reduce import Reduce
 
 
 class Softmax(Op):
@@ -155,3 +157,79 @@ class BatchNorm(Op):
 
     def nnef_write(self, writer, node):
         raise UnsupportedOp("BatchNorm with non-constant statistics has no plan form")
+
+
+class LayerNorm(Op):
+    """(x - mean) / sqrt(var + eps) over `axes` (biased variance), then optionally
+    * scale and + bias (inputs 1 and 2, broadcasting into x).
+
+    What ONNX LayerNormalization and the mean/variance chains exporters spell out become.
+    The plan format has no layer norm: the writer lowers it by `decompose` to the
+    mean_reduce/sub/mul/add/rsqrt chain the runtime runs.
+    """
+
+    name = "LayerNorm"
+
+    def __init__(self, axes, epsilon, has_scale=False, has_bias=False):
+        self.axes = tuple(sorted(int(a) for a in axes))
+        self.epsilon = f32(epsilon)
+        self.has_scale = bool(has_scale)
+        self.has_bias = bool(has_bias)
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, 1 + self.has_scale + self.has_bias)
+        x = inputs[0]
+        if not x.datum_type.is_float:
+            raise ShapeError("layer norm needs a float input")
+        for axis in self.axes:
+            if axis < 0:
+                raise ShapeError(f"axes {list(self.axes)} must be non-negative")
+            normalize_axis(axis, x.rank)
+        for fact in inputs[1:]:
+            if fact.datum_type is not x.datum_type or \
+                    dims.broadcast_shapes([x.shape, fact.shape]) != x.shape:
+                raise ShapeError(f"scale/bias {fact} must broadcast into the input {x}")
+        return [x.without_value()]
+
+    def eval(self, inputs):
+        x = inputs[0]
+        wide = x.astype(np.promote_types(x.dtype, np.float64))
+        centered = wide - wide.mean(axis=self.axes, keepdims=True)
+        var = (centered * centered).mean(axis=self.axes, keepdims=True)
+        y = centered / np.sqrt(var + self.epsilon)
+        params = iter(inputs[1:])
+        if self.has_scale:
+            y = y * next(params)
+        if self.has_bias:
+            y = y + next(params)
+        return [y.astype(x.dtype)]
+
+    def declutter(self, graph, node):
+        """Drop a scale of ones or a bias of zeros (torch exports them for fresh layers),
+        as declutter drops a mul by 1 or an add of 0."""
+        params = node.inputs[1:]
+        last = graph.const_value(params[-1]) if params else None
+        what, neutral = ("bias", 0) if self.has_bias else ("scale", 1)
+        if last is None or not np.all(last == neutral):
+            return None
+        # dropping the bias keeps the scale; dropping the scale leaves neither
+        op = LayerNorm(self.axes, self.epsilon, self.has_scale and self.has_bias, False)
+        patch = Patch(graph, f"layer norm without its neutral {what}")
+        return patch.shunt(node.outlet(), patch.wire1(node.name, op, node.inputs[:-1]))
+
+    def decompose(self, patch, name, inputs):
+        x = inputs[0]
+        mean = patch.wire1(name + "_mean", Reduce("mean", self.axes), [x])
+        centered = patch.wire1(name + "_centered", Binary("sub"), [x, mean])
+        square = patch.wire1(name + "_square", Binary("mul"), [centered, centered])
+        var = patch.wire1(name + "_var", Reduce("mean", self.axes), [square])
+        eps = patch.const(name + "_epsilon", np.array(self.epsilon, patch.graph.fact(x).dtype))
+        shifted = patch.wire1(name + "_var_eps", Binary("add"), [var, eps])
+        inv = patch.wire1(name + "_inv_std", Unary("rsqrt"), [shifted])
+        steps = [("mul", inv)] + [(kind, p) for kind, p in zip(
+            ("mul", "add") if self.has_scale else ("add",), inputs[1:])]
+        y = centered
+        for index, (kind, operand) in enumerate(steps):
+            last = index == len(steps) - 1
+            y = patch.wire1(name if last else f"{name}_{index}", Binary(kind), [y, operand])
+        return [y]

@@ -1,6 +1,7 @@
 """Reductions over a set of axes, keeping them as size-1 dims."""
 import numpy as np
 
+from ..errors import ShapeError
 from ..facts import Fact
 from .base import Op, expect_inputs, normalize_axis
 
@@ -62,3 +63,36 @@ class Reduce(Op):
 
 
 Reduce.NNEF_READERS = {f"{kind}_reduce": Reduce._nnef_reader(kind) for kind in PLAN_REDUCERS}
+
+
+class ReduceAxesInput(Op):
+    """A reduction keeping dims whose axes are its second input, known only at run time.
+
+    A class of its own rather than a Reduce with one more input: passes move transposes
+    through a Reduce by permuting its `axes`, which they cannot do to a run-time value.
+    `shape` is what typing knows: dims of 1 stay 1, the others are fresh symbols (each
+    may or may not be reduced). Cook-only."""
+
+    def __init__(self, kind, shape, noop_with_empty_axes=False):
+        if kind not in REDUCERS:
+            raise ValueError(f"unknown reduction {kind!r}")
+        self.kind = kind
+        self.shape = tuple(shape)
+        self.noop_with_empty_axes = bool(noop_with_empty_axes)
+
+    @property
+    def name(self):
+        return f"Reduce<{self.kind}>"
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, 2)
+        if len(self.shape) != inputs[0].rank:
+            raise ShapeError(f"{len(self.shape)} dims for a rank {inputs[0].rank} input")
+        return [Fact(inputs[0].datum_type, self.shape)]
+
+    def eval(self, inputs):
+        x, axes = inputs[0], np.asarray(inputs[1]).reshape(-1)
+        if not axes.size and self.noop_with_empty_axes:
+            return [x.copy()]
+        axes = [normalize_axis(int(a), x.ndim) for a in axes] if axes.size else range(x.ndim)
+        return Reduce(self.kind, axes).eval([x])

@@ -8,9 +8,10 @@ import math
 
 import numpy as np
 
+from .. import dims
 from ..errors import ShapeError
 from ..facts import Fact
-from .base import Op, expect_inputs
+from .base import Op, expect_inputs, operands
 
 MODES = ("nearest", "linear", "cubic")
 TRANSFORMS = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
@@ -19,12 +20,19 @@ NEAREST = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 
 
 class Resize(Op):
+    """Resize to `out_shape` with per-axis `scales`.
+
+    With from_inputs ("scales",) or ("sizes",), that ONNX operand of `axes` is the second
+    input, known only at run time (`policy` is keep_aspect_ratio_policy): `out_shape`
+    then holds fresh symbols on `axes` and eval works the sizes out as the translator
+    does for constants."""
+
     name = "Resize"
 
     def __init__(self, out_shape, scales, mode="nearest", transform="half_pixel",
                  nearest_mode="round_prefer_floor", cubic_a=-0.75, exclude_outside=False,
-                 roi=None, extrapolation=0.0):
-        self.out_shape = tuple(int(d) for d in out_shape)
+                 roi=None, extrapolation=0.0, from_inputs=(), axes=(), policy="stretch"):
+        self.out_shape = tuple(dims.from_value(d) for d in out_shape)
         self.scales = tuple(float(s) for s in scales)
         self.mode = mode
         self.transform = transform
@@ -33,9 +41,13 @@ class Resize(Op):
         self.exclude_outside = bool(exclude_outside)
         self.roi = tuple(float(r) for r in roi) if roi is not None else None
         self.extrapolation = float(extrapolation)
+        if from_inputs:
+            self.from_inputs = tuple(from_inputs)
+            self.axes = tuple(int(a) for a in axes)
+            self.policy = policy
 
     def output_facts(self, inputs):
-        expect_inputs(inputs, 1)
+        expect_inputs(inputs, 1 + len(self.from_inputs))
         x = inputs[0]
         if len(self.out_shape) != x.rank:
             raise ShapeError(f"output shape {list(self.out_shape)} for a rank {x.rank} input")
@@ -99,7 +111,20 @@ class Resize(Op):
             weights = weights / weights.sum(axis=1, keepdims=True)
         return np.clip(index, 0, size_in - 1), weights
 
+    def _at_run_time(self, inputs):
+        """The resize its run-time operand decides, evaluated."""
+        x = inputs[0]
+        given = {k: np.asarray(v).reshape(-1) for k, v in operands(self, inputs).items()}
+        scales = [float(s) for s in given["scales"]] if "scales" in given else None
+        sizes = [int(s) for s in given["sizes"]] if "sizes" in given else None
+        full_scales, out = resize_plan(x.shape, self.axes, scales, sizes, self.policy)
+        concrete = Resize(out, full_scales, self.mode, self.transform, self.nearest_mode,
+                          self.cubic_a, self.exclude_outside, self.roi, self.extrapolation)
+        return concrete.eval([x])
+
     def eval(self, inputs):
+        if self.from_inputs:
+            return self._at_run_time(inputs)
         x = inputs[0]
         y = x.astype(np.float64)
         for axis, (size_in, size_out) in enumerate(zip(x.shape, self.out_shape)):
@@ -127,6 +152,23 @@ class Resize(Op):
 
 def output_size(size_in, scale):
     return int(math.floor(size_in * scale + 1e-9)) if scale > 0 else 0
+
+
+def resize_plan(shape, axes, scales=None, sizes=None, policy="stretch"):
+    """(scales, output shape) over every axis from the ONNX scales or sizes of `axes`."""
+    full_scales, out = [1.0] * len(shape), list(shape)
+    if sizes is not None:
+        ratios = [sizes[i] / shape[a] for i, a in enumerate(axes)]
+        if policy != "stretch":
+            ratio = min(ratios) if policy == "not_larger" else max(ratios)
+            ratios = [ratio] * len(axes)
+            sizes = [int(math.floor(ratio * shape[a] + 0.5)) for a in axes]
+        for i, a in enumerate(axes):
+            full_scales[a], out[a] = ratios[i], sizes[i]
+    else:
+        for i, a in enumerate(axes):
+            full_scales[a], out[a] = scales[i], output_size(shape[a], scales[i])
+    return full_scales, out
 
 
 def _reflect(x, low, high):

@@ -1,14 +1,57 @@
-"""Scan (ONNX Scan, opset 9+): cook-only; the body is a TypedModel run once per
-iteration with numpy (run_reference)."""
+"""Ops that run a subgraph (the ONNX Scan and Loop bodies): cook-only, the body is a
+TypedModel run once per iteration with numpy (run_reference).
+
+`BodyOp` holds what they share: binding symbols inside the body, stacking per-iteration
+outputs (also when there is no iteration), and the refusal to be written as a plan.
+"""
+import copy
+
 import numpy as np
 
 from .. import dims
-from ..errors import ShapeError
+from ..errors import ShapeError, UnsupportedOp
 from ..facts import Fact
 from .base import Op
 
 
-class Scan(Op):
+class BodyOp(Op):
+    """An op whose `body` (a TypedModel) runs per iteration."""
+
+    def substitute(self, values):
+        # the body types with the outer symbols it reads: bind them there too, so the
+        # outer model's facts become concrete when its symbols are
+        op = super().substitute(values)
+        known = {k: v for k, v in values.items() if k in self.body.input_symbols()}
+        if not known:
+            return op
+        op = copy.copy(op) if op is self else op
+        op.body = self.body.set_symbols(known)
+        return op
+
+    def nnef_write(self, writer, node):
+        raise UnsupportedOp(f"{self.name} runs a subgraph: it is cook-only (run_reference) "
+                            "and has no form in the plan format yet")
+
+
+def stack_items(items, fact, axis, reverse=False, body_inputs=None, body=None):
+    """Per-iteration values stacked along a new `axis`. With no iteration, an empty tensor
+    of the body output's shape (symbols bound from the inputs the body would have had)."""
+    if reverse:
+        items = items[::-1]
+    if items:
+        return np.stack(items, axis=axis)
+    shape = list(fact.shape)
+    if body is not None and not all(dims.is_concrete(d) for d in shape):
+        values = body._bind_from_inputs(body_inputs)
+        shape = [dims.substitute(d, values) for d in shape]
+    if not all(dims.is_concrete(d) for d in shape):
+        raise ShapeError(f"no iteration ran: the empty output's shape {fact} is known only "
+                         "from a run of the body")
+    shape.insert(axis, 0)
+    return np.zeros([int(d) for d in shape], fact.dtype)
+
+
+class Scan(BodyOp):
     """Inputs: states (n_states), scan inputs, then outer-scope values the body reads.
     Outputs: final states, then scan outputs stacked along their axes."""
 
@@ -53,14 +96,7 @@ class Scan(Op):
             collected.append(results[self.n_states:])
         outputs = list(states)
         for index, fact in enumerate(self.body.output_facts()[self.n_states:]):
-            items = [c[index] for c in collected]
-            if self.out_reverse[index]:
-                items = items[::-1]
             axis = self.out_axes[index] % (fact.rank + 1)
-            if items:
-                outputs.append(np.stack(items, axis=axis))
-            else:
-                shape = [dims.to_int(d) for d in fact.shape]
-                shape.insert(axis, 0)
-                outputs.append(np.zeros(shape, fact.dtype))
+            outputs.append(stack_items([c[index] for c in collected], fact, axis,
+                                       self.out_reverse[index]))
         return outputs

@@ -6,7 +6,7 @@ from .. import datum, dims
 from ..errors import ShapeError, UnsupportedOp
 from ..facts import Fact
 from ..ir import Patch
-from .base import Op, expect_inputs, normalize_axis
+from .base import Op, expect_inputs, normalize_axis, operands, refuse_runtime_plan
 
 
 def resolve_reshape(input_shape, spec, allowzero=False, what="reshape"):
@@ -38,34 +38,50 @@ def resolve_reshape(input_shape, spec, allowzero=False, what="reshape"):
 
 
 class Reshape(Op):
-    """Reshape to a fully resolved shape (no 0 / -1)."""
+    """Reshape to a fully resolved shape (no 0 / -1).
+
+    With from_inputs ("shape",), the ONNX shape spec (0 copies a dim unless allowzero, -1
+    is inferred) is the second input, known only at run time; `shape` then holds the
+    fresh symbols typing gives the output dims."""
 
     name = "Reshape"
 
-    def __init__(self, shape):
+    def __init__(self, shape, from_inputs=(), allowzero=False):
         self.shape = tuple(shape)
+        if from_inputs:
+            self.from_inputs = tuple(from_inputs)
+            self.allowzero = bool(allowzero)
 
     def output_facts(self, inputs):
-        expect_inputs(inputs, 1)
+        expect_inputs(inputs, 1 + len(self.from_inputs))
         x = inputs[0]
-        if dims.product(x.shape) != dims.product(self.shape):
+        if not self.from_inputs and dims.product(x.shape) != dims.product(self.shape):
             raise ShapeError(f"cannot reshape {list(x.shape)} to {list(self.shape)}")
         return [Fact(x.datum_type, self.shape)]
 
     def eval(self, inputs):
-        return [inputs[0].reshape(self.shape)]
+        x = inputs[0]
+        if not self.from_inputs:
+            return [x.reshape(self.shape)]
+        spec = np.asarray(operands(self, inputs)["shape"]).reshape(-1).tolist()
+        shape = resolve_reshape(x.shape, spec, self.allowzero)
+        return [x.reshape(tuple(int(d) for d in shape))]
 
     def declutter(self, graph, node):
+        if self.from_inputs:
+            return None
         source = node.inputs[0]
         if graph.fact(source).shape == self.shape:
             return Patch(graph, "reshape to the same shape").shunt(node.outlet(), source)
         producer = graph.nodes[source.node]
-        if isinstance(producer.op, (Reshape, Squeeze, Unsqueeze)):
+        if isinstance(producer.op, (Reshape, Squeeze, Unsqueeze)) and \
+                not producer.op.from_inputs:
             patch = Patch(graph, "merge reshape chain")
             return patch.shunt(node.outlet(), patch.wire1(node.name, self, producer.inputs))
         return None
 
     def nnef_write(self, writer, node):
+        refuse_runtime_plan(self)
         x = writer.ident(node.inputs[0])
         writer.assign(node, f"reshape({x}, shape = {writer.fmt(list(self.shape))})")
 
@@ -100,16 +116,7 @@ class Transpose(Op):
     def eval(self, inputs):
         return [np.ascontiguousarray(np.transpose(inputs[0], self.perm))]
 
-    def declutter(self, graph, node):
-        if self.perm == tuple(range(len(self.perm))):
-            return Patch(graph, "identity transpose").shunt(node.outlet(), node.inputs[0])
-        producer = graph.nodes[node.inputs[0].node]
-        if isinstance(producer.op, Transpose):
-            perm = tuple(producer.op.perm[p] for p in self.perm)
-            patch = Patch(graph, "merge transposes")
-            return patch.shunt(node.outlet(), patch.wire1(node.name, Transpose(perm),
-                                                          producer.inputs))
-        return None
+    # Its rewrites (identity, merging, moving toward the outputs) are cook/passes/transposes.py.
 
     def nnef_write(self, writer, node):
         x = writer.ident(node.inputs[0])
@@ -245,18 +252,24 @@ Unsqueeze.NNEF_READERS = {"unsqueeze": Unsqueeze._read}
 
 
 class Slice(Op):
-    """Per-axis ranges [begin, end) with a step; begin/end already clamped to the dim."""
+    """Per-axis ranges [begin, end) with a step; begin/end already clamped to the dim.
+
+    With from_inputs (some of "starts", "ends", "steps"), those ONNX operands (unclamped,
+    negative from the end) are inputs known only at run time; typing then reads
+    begins 0, steps 1 and, as ends, the fresh symbols that stand for the lengths."""
 
     name = "Slice"
 
-    def __init__(self, axes, begins, ends, steps=None):
+    def __init__(self, axes, begins, ends, steps=None, from_inputs=()):
         self.axes = tuple(int(a) for a in axes)
         self.begins = tuple(dims.from_value(b) for b in begins)
         self.ends = tuple(dims.from_value(e) for e in ends)
         self.steps = tuple(int(s) for s in (steps or [1] * len(self.axes)))
+        if from_inputs:
+            self.from_inputs = tuple(from_inputs)
 
     def output_facts(self, inputs):
-        expect_inputs(inputs, 1)
+        expect_inputs(inputs, 1 + len(self.from_inputs))
         x = inputs[0]
         shape = list(x.shape)
         for axis, begin, end, step in zip(self.axes, self.begins, self.ends, self.steps):
@@ -277,11 +290,26 @@ class Slice(Op):
             index[axis] = slice(begin, end if end >= 0 else None, step)
         return tuple(index)
 
+    def _runtime_index(self, rank, given):
+        """numpy's slices follow ONNX's clamping of starts and ends (numpy ints for speed)."""
+        index = [slice(None)] * rank
+        count = len(self.axes)
+        starts = given.get("starts", self.begins)
+        ends = given.get("ends", self.ends)
+        steps = given.get("steps", self.steps)
+        for k in range(count):
+            index[self.axes[k]] = slice(int(starts[k]), int(ends[k]), int(steps[k]))
+        return tuple(index)
+
     def eval(self, inputs):
         x = inputs[0]
+        if self.from_inputs:
+            given = {k: np.asarray(v).reshape(-1) for k, v in operands(self, inputs).items()}
+            return [np.ascontiguousarray(x[self._runtime_index(x.ndim, given)])]
         return [np.ascontiguousarray(x[self._index(x.ndim)])]
 
     def nnef_write(self, writer, node):
+        refuse_runtime_plan(self)
         if any(s < 0 for s in self.steps):
             raise UnsupportedOp("slice with a negative step has no plan form yet")
         x = writer.ident(node.inputs[0])
@@ -342,6 +370,29 @@ class Gather(Op):
         data, indices = inputs
         axis = normalize_axis(self.axis, data.ndim)
         return [np.take(data, indices.astype(np.int64), axis=axis, mode="wrap")]
+
+    def declutter(self, graph, node):
+        """Constant indices forming a run (i, i+1, …) read a slice: Slice (+ Squeeze for a
+        scalar index), which plans have (exporters select q, k, v this way)."""
+        data, indices = graph.input_facts(node)
+        if indices.value is None or indices.rank > 1 or indices.value.size == 0:
+            return None
+        axis = normalize_axis(self.axis, data.rank)
+        run, dim = indices.value.reshape(-1).astype(np.int64), data.shape[axis]
+        if dims.is_concrete(dim):
+            if not ((-dim <= run) & (run < dim)).all():
+                return None
+            run = run % dim
+        elif (run < 0).any():
+            return None
+        if not (np.diff(run) == 1).all():
+            return None
+        patch = Patch(graph, "gather of a run -> slice")
+        outlet = patch.wire1(node.name, Slice([axis], [int(run[0])], [int(run[-1]) + 1]),
+                             [node.inputs[0]])
+        if indices.rank == 0:
+            outlet = patch.wire1(f"{node.name}_squeeze", Squeeze([axis]), [outlet])
+        return patch.shunt(node.outlet(), outlet)
 
 
 class ShapeOf(Op):

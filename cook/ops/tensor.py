@@ -7,7 +7,12 @@ import numpy as np
 from .. import datum, dims
 from ..errors import ShapeError
 from ..facts import Fact
-from .base import Op, expect_inputs, normalize_axis
+from .base import Op, expect_inputs, normalize_axis, operands
+
+
+def _scalar(value):
+    """The one item of a run-time operand (a k, a depth, an axis) as an int."""
+    return int(np.asarray(value).reshape(-1)[0])
 
 
 class ArgReduce(Op):
@@ -51,24 +56,29 @@ class ArgReduce(Op):
 class CumSum(Op):
     """Cumulative sum (or product) along `axis`, maybe exclusive and/or reversed."""
 
-    def __init__(self, axis, exclusive=False, reverse=False, product=False):
+    def __init__(self, axis, exclusive=False, reverse=False, product=False, from_inputs=()):
         self.product = bool(product)
-        self.axis = int(axis)
+        self.axis = None if axis is None else int(axis)     # None: from_inputs ("axis",)
         self.exclusive = bool(exclusive)
         self.reverse = bool(reverse)
+        if from_inputs:
+            self.from_inputs = tuple(from_inputs)
 
     @property
     def name(self):
         return "CumProd" if self.product else "CumSum"
 
     def output_facts(self, inputs):
-        expect_inputs(inputs, 1)
-        normalize_axis(self.axis, inputs[0].rank)
+        expect_inputs(inputs, 1 + len(self.from_inputs))
+        if self.axis is not None:
+            normalize_axis(self.axis, inputs[0].rank)
         return [inputs[0].without_value()]
 
     def eval(self, inputs):
         x = inputs[0]
-        axis = normalize_axis(self.axis, x.ndim)
+        given = operands(self, inputs)
+        axis = _scalar(given["axis"]) if "axis" in given else self.axis
+        axis = normalize_axis(axis, x.ndim)
         if self.reverse:
             x = np.flip(x, axis)
         y = (np.cumprod if self.product else np.cumsum)(x, axis=axis, dtype=x.dtype)
@@ -86,17 +96,20 @@ class TopK(Op):
 
     name = "TopK"
 
-    def __init__(self, k, axis, largest=True, sorted_=True):
-        self.k = int(k)
+    def __init__(self, k, axis, largest=True, sorted_=True, from_inputs=()):
+        self.k = dims.from_value(k)        # a fresh symbol with from_inputs ("k",)
         self.axis = int(axis)
         self.largest = bool(largest)
         self.sorted_ = bool(sorted_)
+        if from_inputs:
+            self.from_inputs = tuple(from_inputs)
 
     def output_facts(self, inputs):
-        expect_inputs(inputs, 1)
+        expect_inputs(inputs, 1 + len(self.from_inputs))
         x = inputs[0]
         axis = normalize_axis(self.axis, x.rank)
-        if dims.is_concrete(x.shape[axis]) and self.k > x.shape[axis]:
+        if dims.is_concrete(x.shape[axis]) and dims.is_concrete(self.k) and \
+                self.k > x.shape[axis]:
             raise ShapeError(f"k = {self.k} is above the axis length {x.shape[axis]}")
         shape = list(x.shape)
         shape[axis] = self.k
@@ -109,21 +122,30 @@ class TopK(Op):
         if self.largest and x.dtype.kind == "u":
             keys = np.iinfo(x.dtype).max - x
         order = np.argsort(keys, axis=axis, kind="stable")
-        indices = np.take(order, range(self.k), axis=axis)
+        given = operands(self, inputs)
+        k = _scalar(given["k"]) if "k" in given else self.k
+        if k > x.shape[axis]:
+            raise ShapeError(f"k = {k} is above the axis length {x.shape[axis]}")
+        indices = np.take(order, range(k), axis=axis)
         values = np.take_along_axis(x, indices, axis=axis)
         return [values, indices.astype(np.int64)]
 
 
 class Broadcast(Op):
-    """numpy broadcast of the input to (at least) `shape` (ONNX Expand)."""
+    """numpy broadcast of the input to (at least) `shape` (ONNX Expand).
+
+    With from_inputs ("shape",), the shape is the second input, known only at run time;
+    `shape` then holds what typing knows (the input's dims, fresh symbols elsewhere)."""
 
     name = "Broadcast"
 
-    def __init__(self, shape):
+    def __init__(self, shape, from_inputs=()):
         self.shape = tuple(dims.from_value(d) for d in shape)
+        if from_inputs:
+            self.from_inputs = tuple(from_inputs)
 
     def output_facts(self, inputs):
-        expect_inputs(inputs, 1)
+        expect_inputs(inputs, 1 + len(self.from_inputs))
         shape = dims.broadcast_shapes([inputs[0].shape, self.shape])
         if shape is None:
             raise ShapeError(f"{inputs[0]} does not broadcast to {list(self.shape)}")
@@ -131,52 +153,102 @@ class Broadcast(Op):
 
     def eval(self, inputs):
         x = inputs[0]
-        shape = np.broadcast_shapes(x.shape, tuple(self.shape))
+        given = operands(self, inputs)
+        target = given["shape"].reshape(-1).tolist() if "shape" in given else self.shape
+        shape = np.broadcast_shapes(x.shape, tuple(int(d) for d in target))
         return [np.ascontiguousarray(np.broadcast_to(x, shape))]
+
+    def declutter(self, graph, node):
+        """Redundant when every reader is a binary op whose other operand broadcasts the
+        input to the same result anyway (and this is what lets a large Expand of a
+        small constant stay small: the plan has no broadcast op to compute it)."""
+        from ..ir import Patch
+        from .elementwise import Binary
+        readers = graph.consumers(node.outlet())
+        if not readers or graph.is_output(node.outlet()):
+            return None
+        rewired = []
+        for reader in {r.id: r for r, _ in readers}.values():
+            inputs = [node.inputs[0] if o == node.outlet() else o for o in reader.inputs]
+            shape = dims.broadcast_shapes([graph.fact(o).shape for o in inputs])
+            if not isinstance(reader.op, Binary) or shape != graph.fact(reader.outlet()).shape:
+                return None
+            rewired.append((reader, inputs))
+        patch = Patch(graph, "broadcast done by its binary readers")
+        for reader, inputs in rewired:
+            patch.shunt(reader.outlet(), patch.wire1(reader.name, reader.op, inputs))
+        return patch
 
 
 class Tile(Op):
+    """Repeat the input `repeats[i]` times along axis i; with from_inputs ("repeats",)
+    the repeats are the second input and typing sees fresh symbols for them."""
+
     name = "Tile"
 
-    def __init__(self, repeats):
-        self.repeats = tuple(int(r) for r in repeats)
+    def __init__(self, repeats, from_inputs=()):
+        self.repeats = tuple(dims.from_value(r) for r in repeats)
+        if from_inputs:
+            self.from_inputs = tuple(from_inputs)
 
     def output_facts(self, inputs):
-        expect_inputs(inputs, 1)
+        expect_inputs(inputs, 1 + len(self.from_inputs))
         x = inputs[0]
         if len(self.repeats) != x.rank:
             raise ShapeError(f"repeats {list(self.repeats)} must have one entry per axis")
-        return [Fact(x.datum_type, [d * r for d, r in zip(x.shape, self.repeats)])]
+        return [Fact(x.datum_type, [dims.mul(d, r) for d, r in zip(x.shape, self.repeats)])]
 
     def eval(self, inputs):
-        return [np.tile(inputs[0], self.repeats)]
+        given = operands(self, inputs)
+        repeats = given["repeats"].reshape(-1) if "repeats" in given else self.repeats
+        return [np.tile(inputs[0], tuple(int(r) for r in repeats))]
 
 
 class Pad(Op):
-    """Pad every axis by (before, after); mode constant (with value), reflect, edge, wrap."""
+    """Pad every axis by (before, after); mode constant (with value), reflect, edge, wrap.
+
+    from_inputs may name "pads" (ONNX layout: the befores then the afters of `axes`) and
+    "value", inputs known only at run time; typing then sees fresh symbols as the pads of
+    `axes`."""
 
     name = "Pad"
 
-    def __init__(self, pads, mode="constant", value=0.0):
-        self.pads = tuple((int(b), int(a)) for b, a in pads)
+    def __init__(self, pads, mode="constant", value=0.0, from_inputs=(), axes=()):
+        self.pads = tuple((dims.from_value(b), dims.from_value(a)) for b, a in pads)
         self.mode = mode
         self.value = value
+        if from_inputs:
+            self.from_inputs = tuple(from_inputs)
+            self.axes = tuple(int(a) for a in axes)
 
     def output_facts(self, inputs):
-        expect_inputs(inputs, 1)
+        expect_inputs(inputs, 1 + len(self.from_inputs))
         x = inputs[0]
         if len(self.pads) != x.rank:
             raise ShapeError(f"pads {list(self.pads)} must have one pair per axis")
-        return [Fact(x.datum_type, [d + b + a for d, (b, a) in zip(x.shape, self.pads)])]
+        return [Fact(x.datum_type, [dims.add(dims.add(d, b), a)
+                                    for d, (b, a) in zip(x.shape, self.pads)])]
+
+    def _runtime(self, rank, given):
+        """(pairs, value) with the run-time operands in place."""
+        pairs, value = list(self.pads), self.value
+        if "pads" in given:
+            flat, count = given["pads"].reshape(-1), len(self.axes)
+            for index, axis in enumerate(self.axes):
+                pairs[axis] = (int(flat[index]), int(flat[index + count]))
+        if "value" in given and given["value"].size:
+            value = given["value"].reshape(-1)[0]
+        return pairs, value
 
     def eval(self, inputs):
         x = inputs[0]
+        pairs, value = self._runtime(x.ndim, operands(self, inputs))
         crop = tuple(slice(-b if b < 0 else 0, x.shape[i] + a if a < 0 else None)
-                     for i, (b, a) in enumerate(self.pads))
+                     for i, (b, a) in enumerate(pairs))
         x = x[crop]
-        pads = [(max(b, 0), max(a, 0)) for b, a in self.pads]
+        pads = [(max(b, 0), max(a, 0)) for b, a in pairs]
         if self.mode == "constant":
-            return [np.pad(x, pads, constant_values=np.asarray(self.value, x.dtype))]
+            return [np.pad(x, pads, constant_values=np.asarray(value, x.dtype))]
         return [np.pad(x, pads, mode=self.mode)]
 
 
@@ -205,14 +277,16 @@ class OneHot(Op):
 
     name = "OneHot"
 
-    def __init__(self, depth, axis, off, on):
-        self.depth = int(depth)
+    def __init__(self, depth, axis, off, on, from_inputs=()):
+        self.depth = dims.from_value(depth)     # a fresh symbol with from_inputs ("depth",)
         self.axis = int(axis)
         self.off = off
         self.on = on
+        if from_inputs:
+            self.from_inputs = tuple(from_inputs)
 
     def output_facts(self, inputs):
-        expect_inputs(inputs, 1)
+        expect_inputs(inputs, 1 + len(self.from_inputs))
         x = inputs[0]
         axis = normalize_axis(self.axis, x.rank + 1)
         shape = list(x.shape)
@@ -220,13 +294,43 @@ class OneHot(Op):
         return [Fact(datum.from_numpy(np.asarray(self.on).dtype), shape)]
 
     def eval(self, inputs):
+        given = operands(self, inputs)
+        depth = _scalar(given["depth"]) if "depth" in given else self.depth
         indices = inputs[0].astype(np.int64)
-        indices = np.where(indices < 0, indices + self.depth, indices)
+        indices = np.where(indices < 0, indices + depth, indices)
         axis = normalize_axis(self.axis, indices.ndim + 1)
-        classes = np.arange(self.depth).reshape((-1,) + (1,) * (indices.ndim - axis))
+        classes = np.arange(depth).reshape((-1,) + (1,) * (indices.ndim - axis))
         hot = np.expand_dims(indices, axis) == classes
         on, off = np.asarray(self.on), np.asarray(self.off)
         return [np.where(hot, on, off).astype(on.dtype)]
+
+
+class Range(Op):
+    """start, start + delta, … below limit (above, for a negative delta): ONNX Range of
+    three scalar inputs a run decides. Its length is `count`, a fresh symbol (or an
+    expression of the input symbols); constant operands fold in the translator."""
+
+    name = "Range"
+    foldable = False       # typing says (count,); the translator folds constant operands
+
+    def __init__(self, count):
+        self.count = dims.from_value(count)
+
+    def output_facts(self, inputs):
+        expect_inputs(inputs, 3)
+        if any(f.rank != 0 for f in inputs):
+            raise ShapeError("start, limit and delta must be scalars")
+        return [Fact(inputs[0].datum_type, (self.count,))]
+
+    def eval(self, inputs):
+        start, limit, delta = (np.asarray(v).reshape(()) for v in inputs)
+        return [range_values(start, limit, delta)]
+
+
+def range_values(start, limit, delta):
+    """ONNX Range: max(ceil((limit - start) / delta), 0) items, in start's type."""
+    count = max(int(np.ceil((limit - start) / delta)), 0)
+    return (start + np.arange(count) * delta).astype(np.asarray(start).dtype)
 
 
 class LogSoftmax(Op):

@@ -3,18 +3,22 @@
 Order inside one round: constant folding first (so the rewrites see constants as Const
 nodes), then the per-op rewrites (BatchNorm → mul + add, sub/div by constants → add/mul,
 merged affine chains, identity removal, Clip → relu …), then folding affine maps into
-convolutions. Every pass returns how many rewrites it applied; the round repeats while
+convolutions, then moving transposes down until they cancel. Every pass returns how many rewrites it applied; the round repeats while
 any did.
 """
 from ..errors import CookError
 from .fold_batchnorm import fold_conv_affine
 from .fold_constants import fold_constants
+from .patterns import fuse_patterns
 from .simplify import simplify
+from .transposes import transposes
 
 PASSES = [
     ("fold_constants", fold_constants),
     ("simplify", simplify),
+    ("patterns", fuse_patterns),
     ("fold_conv_affine", fold_conv_affine),
+    ("transposes", transposes),
 ]
 
 MAX_ROUNDS = 100

@@ -124,8 +124,8 @@ def test_relu_forms():
     d = graph.wire1("d", Clamp(0.0, 6.0), [x])
     for outlet in (a, b, c, d):
         graph.set_output(outlet)
-    check(graph, ["Source", "Const", "Max", "Clamp", "Clamp", "Clamp"],
-          ["Source", "Relu", "Relu", "Clamp"])
+    check(graph, ["Source", "Const", "Max", "Clamp", "Clamp", "Relu6"],
+          ["Source", "Relu", "Relu", "Relu6"])
 
 
 def test_affine_chains_merge():
