@@ -169,13 +169,15 @@ class OnnxNode(Op):
         return {"op_type": self.op_type, "opset": self.opset}
 
     def to_typed(self, target, node, inputs):
+        where = node_context(node.name, self.op_type,
+                             [target.fact(o) for o in inputs if o is not None])
         if self.domain not in ("ai.onnx", ""):
-            raise UnsupportedOp(f"{node_context(node.name, self.op_type)}: operators of domain "
-                                f"{self.domain!r} are not supported")
+            raise UnsupportedOp(f"{where}: operators of domain {self.domain!r} are not "
+                                "supported (docs/ops.md lists what is)")
         translate = TRANSLATORS.get(self.op_type)
         if translate is None:
-            raise UnsupportedOp(f"{node_context(node.name, self.op_type)}: ONNX op "
-                                f"{self.op_type} (opset {self.opset}) is not supported yet")
+            raise UnsupportedOp(f"{where}: ONNX op {self.op_type} (opset {self.opset}) is "
+                                "not supported yet (docs/ops.md lists what is)")
         missing = [i for i, o in enumerate(inputs) if o is None and i < len(node.inputs)
                    and node.inputs[i] is not None]
         if missing:

@@ -5,10 +5,13 @@ B [dirs, 2·G·H], sequence_lens [batch], initial_h [dirs, batch, H], (LSTM) ini
 P [dirs, 3H]. Missing optional inputs are given as empty tuples in `present`. Outputs:
 Y [seq, dirs, batch, H], Y_h [dirs, batch, H], (LSTM) Y_c.
 """
+import copy
+
 import numpy as np
 
 from ..errors import ShapeError
 from ..facts import Fact
+from ..ir import Patch
 from .base import Op
 
 INPUTS = ("X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P")
@@ -51,6 +54,23 @@ class Recurrent(Op):
         if self.kind == "lstm":
             outputs.append(state)
         return outputs
+
+    def declutter(self, graph, node):
+        """Drop an initial state, bias or peephole input that is all zeros: absent means
+        zeros, and exporters size the zeros by the batch (a Broadcast the plan need not
+        carry)."""
+        for index, name in enumerate(self.present):
+            if name in ("initial_h", "initial_c", "B", "P") and \
+                    _all_zeros(graph, node.inputs[index]):
+                op = copy.copy(self)
+                op.present = self.present[:index] + self.present[index + 1:]
+                patch = Patch(graph, f"drop zero {name}")
+                inputs = node.inputs[:index] + node.inputs[index + 1:]
+                new = patch.wire(node.name, op, inputs)
+                for slot, outlet in enumerate(new):
+                    patch.shunt(node.outlet(slot), outlet)
+                return patch
+        return None
 
     def eval(self, inputs):
         given = dict(zip(self.present, inputs))
@@ -121,3 +141,16 @@ class Recurrent(Op):
     def _clip(self, z):
         return z if self.clip is None else np.clip(z, -self.clip, self.clip)
 
+
+def _all_zeros(graph, outlet):
+    """A constant of zeros, possibly reshaped, sliced or broadcast (exporters size the
+    zeros by a symbolic batch, and slice one zeros tensor into per-layer states)."""
+    from .shape import Reshape, Slice, Squeeze, Transpose, Unsqueeze
+    from .tensor import Broadcast
+    moves = (Broadcast, Reshape, Slice, Squeeze, Transpose, Unsqueeze)
+    while graph.fact(outlet).value is None:
+        node = graph.nodes[outlet.node]
+        if not isinstance(node.op, moves):
+            return False
+        outlet = node.inputs[0]
+    return not np.any(graph.fact(outlet).value)

@@ -202,3 +202,20 @@ def test_patch_refuses_type_changes():
     with pytest.raises(CookError, match="would change its output"):
         patch.shunt(y, wrong).apply()
 
+
+
+def test_zero_initial_state_dropped_from_recurrent():
+    from ember.cook.ops.recurrent import Recurrent
+    from ember.cook.ops.tensor import Broadcast
+    from ember.cook import dims
+    graph = Graph()
+    n = dims.symbol("N")
+    x = graph.add_source("x", Fact("f32", (4, n, 3)))
+    w, r = graph.add_const("w", rand(1, 6, 3)), graph.add_const("r", rand(1, 6, 2, seed=1))
+    zeros = graph.wire1("zeros", Broadcast((1, n, 2)), [graph.add_const("z", np.float32(0))])
+    op = Recurrent("gru", 2, ("forward",), ("X", "W", "R", "initial_h"),
+                   ("sigmoid", "tanh"))
+    graph.set_output(graph.wire("gru", op, [x, w, r, zeros])[0], "y")
+    model = check(graph, ["Source", "Const", "Const", "Const", "Broadcast", "GRU"],
+                  ["Source", "Const", "Const", "GRU"], shape=(4, 5, 3))
+    assert model.nodes()[-1].op.present == ("X", "W", "R")

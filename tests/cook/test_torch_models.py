@@ -19,7 +19,8 @@ DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 MODELS = {
     "mobilenet_v2": ([(1, 3, 224, 224), (2, 3, 224, 224)], {"N"},
                      {"Clip", "BatchNorm", "Copy", "Shape", "Gather"}),
-    "lstm": ([(1, 7, 40), (3, 23, 40)], {"N", "T"}, {"Copy", "Shape", "Gather", "Concat"}),
+    "lstm": ([(1, 7, 40), (3, 23, 40)], {"N", "T"},
+             {"Copy", "Shape", "Gather", "Concat", "Broadcast"}),
     "encoder": ([(1, 7, 40), (2, 23, 40)], {"N", "T"}, {"Copy", "Shape", "Gather", "Erf"}),
 }
 # the TorchScript exporter traces the encoder's attention with fixed sizes: its graph
