@@ -18,6 +18,7 @@ from ..facts import Fact, InferenceFact
 from ..ir import Node
 from ..ops.elementwise import Where
 from ..ops.loop import BOOL_SCALAR, I64_SCALAR, Loop
+from ..ops.scan import Scan
 from ..ops.shape import Concat, Unsqueeze
 from .registry import OnnxNode, subgraph_free_names, translator
 
@@ -95,8 +96,6 @@ def typed_body(ctx, graph, input_facts, implicit):
 @translator("Scan", opsets="9+", types="all", cook_only=True,
             notes="axes and directions of inputs and outputs; the body runs per step")
 def scan(ctx):
-    from ..facts import Fact
-    from ..ops.scan import Scan
     if ctx.opset < 9:
         raise ctx.error("Scan-8 (with sequence_lens and a batch axis) is not supported")
     attrs = ctx.attrs
@@ -151,22 +150,22 @@ def loop(ctx):
     if declared[0] is None and declared[1] is None:
         raise ctx.error("neither a trip count nor a condition: this loop never ends")
     try:
-        body, carried = typed_loop_body(ctx, graph, declared[2:], implicit)
-    except UnsupportedOp as error:
+        body = typed_loop_body(ctx, graph, declared[2:], implicit)
+    except CookError as error:      # e.g. a carried dim made a symbol no longer broadcasts
         return unroll_loop(ctx, graph, declared, error)
+    inputs = [o for o in declared if o is not None] + list(implicit.values())
     outer = set()
-    for outlet in [o for o in declared if o is not None] + list(implicit.values()):
+    for outlet in inputs:
         for dim in ctx.target.fact(outlet).shape:
             outer |= dims.symbols(dim)
     op = Loop(body, declared[0] is not None, declared[1] is not None, n_carried,
               trip_count(ctx, declared, body), scan_shapes(ctx, body, n_carried, outer))
-    inputs = [o for o in declared if o is not None] + list(implicit.values())
     return wire_body_op(ctx, op, inputs)
 
 
 def typed_loop_body(ctx, graph, initial, implicit):
-    """The body typed once for all iterations, with the carried facts it is typed with:
-    a dim that an iteration changes becomes a fresh symbol (and the body is typed again)."""
+    """The body typed once for all iterations: a carried dim that an iteration changes
+    becomes a fresh symbol (and the body is typed again with it)."""
     names = [i.name for i in graph.input[2:]]
     carried = [ctx.target.fact(o).without_value() for o in initial]
     loose = set()                       # (carried index, axis) typed with a symbol
@@ -174,7 +173,7 @@ def typed_loop_body(ctx, graph, initial, implicit):
         body = typed_body(ctx, graph, [I64_SCALAR, BOOL_SCALAR] + carried, implicit)
         after = body.output_facts()[1:1 + len(carried)]
         if not loosen_carried(ctx, names, carried, after, loose):
-            return body, carried
+            return body
 
 
 def loosen_carried(ctx, names, carried, after, loose):
@@ -217,7 +216,7 @@ def trip_count(ctx, declared, body):
         body.graph.fact(out).value is not None and bool(np.all(body.graph.fact(out).value)))
     if stays and start is True and limit is not None:
         return limit
-    if stays and start is True:
+    if stays and start is True and declared[0] is None:
         raise ctx.error("the condition stays true and there is no trip count: this loop "
                         "never ends")
     return ctx.fresh_symbol("trips")
@@ -239,9 +238,14 @@ def unroll_loop(ctx, graph, declared, error):
     number and carried facts) when the count is known while cooking; else `error`."""
     limit = known_scalar(ctx, declared[0]) if declared[0] is not None else None
     going = known_scalar(ctx, declared[1]) if declared[1] is not None else True
-    if (declared[0] is not None and not isinstance(limit, int)) or going is None:
-        raise type(error)(f"{error}; nor can its iterations be inlined: their count is "
-                          "known only at run time") from None
+    if declared[0] is not None and not isinstance(limit, int):
+        raise UnsupportedOp(f"{error}; so its iterations must be inlined, and for that the "
+                            "trip count (input 0) must be a constant; a value known only at "
+                            "run time is not supported") from None
+    if going is None:
+        raise UnsupportedOp(f"{error}; so its iterations must be inlined, and for that the "
+                            "condition (input 1) must be a constant; a value known only at "
+                            "run time is not supported") from None
     n_carried = len(declared) - 2
     carried, scans = list(declared[2:]), []
     try:
@@ -272,13 +276,12 @@ def stack_scans(ctx, graph, scans, carried):
     """Scan outputs stacked on a new axis 0; with no iteration, empty tensors shaped
     like one iteration's outputs (inlined to learn them, then pruned)."""
     if not scans:
-        n_out = len(graph.output) - 1 - len(carried)
         probe = inline_iteration(ctx, graph, 0, True, carried)[1 + len(carried):]
         facts = [ctx.target.fact(o) for o in probe]
         if not all(f.is_concrete for f in facts):
             raise ctx.error("no iteration runs and the scan outputs' shapes are not known")
         return [ctx.const(np.zeros((0,) + tuple(f.shape), f.dtype), f"scan{i}")
-                for i, f in zip(range(n_out), facts)]
+                for i, f in enumerate(facts)]
     stacked = []
     for index in range(len(scans[0])):
         items = [ctx.wire(Unsqueeze((0,)), [s[index]], f"scan{index}_{step}")

@@ -1,10 +1,13 @@
 """ONNX Loop: typing (trip counts and changing carried dims as symbols) and run_reference
 against onnxruntime."""
+import os
+
 import numpy as np
+import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from cook_testing import check_onnx, make_model, node, run_ort, assert_close
+from cook_testing import assert_close, check_onnx, make_model, node, run_ort
 from ember.cook import UnsupportedOp, dims
 from ember.cook import nnef as cook_nnef
 from ember.cook import onnx as cook_onnx
@@ -205,3 +208,31 @@ def test_loop_has_no_plan_form():
     cooked = cook_onnx.load(model).into_model()
     with pytest.raises(UnsupportedOp, match="Loop runs a subgraph: it is cook-only"):
         cook_nnef.to_tar_bytes(cooked)
+
+
+TORCH_LOOP = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                          "data", "torch", "halve_loop.script.onnx")
+
+
+def test_torchscript_while_loop():
+    """Exported by torch 2.13 (torch.onnx.export(torch.jit.script(m), (x, limit), f,
+    dynamo=False, opset_version=17, input_names=["x", "limit"], output_names=["y",
+    "total", "steps"])) from a module whose forward is:
+
+        total = torch.zeros_like(x); steps = 0
+        while bool(x.abs().sum() > limit):
+            x = x * 0.5; total = total + x; steps += 1
+        return x, total, torch.tensor(steps)
+
+    M is INT64_MAX and the condition comes from the data: the count is the run's."""
+    model = onnx.load(TORCH_LOOP)
+    cooked = cook_onnx.load(model).into_model()
+    assert [str(f) for f in cooked.output_facts()] == ["2,3,f32", "2,3,f32", "i64"]
+    steps = set()
+    for scale in (8.0, 100.0, 0.1):
+        feeds = {"x": (np.random.default_rng(0).standard_normal((2, 3)) * scale)
+                 .astype(np.float32), "limit": np.asarray(1.0, np.float32)}
+        got = cooked.run_reference([feeds["x"], feeds["limit"]])
+        assert_close(got, run_ort(model, feeds))
+        steps.add(int(got[2]))
+    assert len(steps) == 3
