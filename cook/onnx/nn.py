@@ -1,6 +1,4 @@
 """Translators of ONNX neural-network ops: Conv, pools, LRN, BatchNormalization, Softmax."""
-import math
-
 from .. import dims
 from ..errors import BadAttribute
 from ..ops.conv import Conv, ConvTranspose
@@ -228,25 +226,25 @@ def recurrent(ctx):
 
 @translator("Resize", "Upsample", cook_only=True, types="numeric",
             notes="nearest/linear/cubic, every coordinate transformation, axes, "
-                  "keep_aspect_ratio_policy; no antialias; scales/sizes must be constants")
+                  "keep_aspect_ratio_policy; no antialias; roi must be a constant; scales "
+                  "or sizes known only at run time type as fresh symbols")
 def resize(ctx):
-    from ..ops.resize import MODES, NEAREST, TRANSFORMS, Resize, output_size
+    from ..ops.resize import MODES, NEAREST, TRANSFORMS, Resize, resize_plan
     x = ctx.fact(0)
     rank = x.rank
-    shape = [dims.to_int(d, "resized dim") for d in x.shape]
     attrs = ctx.attrs
     mode = attrs.string("mode", "nearest").lower()
     if mode == "bilinear" or mode == "trilinear":
         mode = "linear"
     if mode not in MODES:
         raise ctx.error(f"mode {mode!r}", BadAttribute)
-    roi, scales, sizes = None, None, None
+    roi, given = None, {}
     if ctx.onnx.op_type == "Upsample" or ctx.opset < 11:
         transform, nearest = "asymmetric", "floor"
         if ctx.opset < 9 and ctx.onnx.op_type == "Upsample":
-            scales = attrs.floats("scales", required=True)
+            given["scales"] = attrs.floats("scales", required=True)
         else:
-            scales = [float(s) for s in ctx.const_input(1, "scales").reshape(-1)]
+            given["scales"] = _resize_operand(ctx, 1, "scales")
     else:
         transform = attrs.choice("coordinate_transformation_mode", TRANSFORMS, "half_pixel")
         nearest = attrs.choice("nearest_mode", NEAREST, "round_prefer_floor")
@@ -254,37 +252,44 @@ def resize(ctx):
             raise ctx.error("antialias = 1 is not supported")
         if ctx.has_input(1) and ctx.fact(1).shape != (0,):
             roi = [float(v) for v in ctx.const_input(1, "roi").reshape(-1)]
-        if ctx.has_input(2) and ctx.fact(2).shape != (0,):
-            scales = [float(s) for s in ctx.const_input(2, "scales").reshape(-1)]
-        if ctx.has_input(3) and ctx.fact(3).shape != (0,):
-            sizes = [int(s) for s in ctx.const_input(3, "sizes").reshape(-1)]
+        for index, what in ((2, "scales"), (3, "sizes")):
+            if ctx.has_input(index) and ctx.fact(index).shape != (0,):
+                given[what] = _resize_operand(ctx, index, what)
+    if not given:
+        raise ctx.error("needs scales or sizes", BadAttribute)
     axes = attrs.ints("axes", None) if ctx.opset >= 18 else None
     axes = list(range(rank)) if axes is None else [a % rank for a in axes]
-    full_scales, out = [1.0] * rank, list(shape)
-    if sizes is not None:
-        policy = attrs.choice("keep_aspect_ratio_policy", ("stretch", "not_larger",
-                                                           "not_smaller"), "stretch")
-        ratios = [sizes[i] / shape[a] for i, a in enumerate(axes)]
-        if policy != "stretch":
-            ratio = min(ratios) if policy == "not_larger" else max(ratios)
-            ratios = [ratio] * len(axes)
-            sizes = [int(math.floor(ratio * shape[a] + 0.5)) for a in axes]
-        for i, a in enumerate(axes):
-            full_scales[a], out[a] = ratios[i], sizes[i]
-    elif scales is not None:
-        for i, a in enumerate(axes):
-            full_scales[a], out[a] = scales[i], output_size(shape[a], scales[i])
-    else:
-        raise ctx.error("needs scales or sizes", BadAttribute)
+    policy = attrs.choice("keep_aspect_ratio_policy", ("stretch", "not_larger", "not_smaller"),
+                          "stretch")
     full_roi = None
     if roi is not None and transform == "tf_crop_and_resize":
         full_roi = [0.0] * rank + [1.0] * rank
         for i, a in enumerate(axes):
             full_roi[a], full_roi[a + rank] = roi[i], roi[i + len(axes)]
-    op = Resize(out, full_scales, mode, transform, nearest, attrs.float("cubic_coeff_a", -0.75),
-                attrs.int("exclude_outside", 0), full_roi,
-                attrs.float("extrapolation_value", 0.0))
-    return [ctx.wire(op, [ctx.input(0)])]
+    common = (mode, transform, nearest, attrs.float("cubic_coeff_a", -0.75),
+              attrs.int("exclude_outside", 0), full_roi, attrs.float("extrapolation_value", 0.0))
+    runtime = [(what, index) for what, index in given.items() if isinstance(index, int)]
+    if runtime:
+        # sizes a run decides: the resized axes get fresh symbols, eval works them out
+        what, index = runtime[-1]
+        out = list(x.shape)
+        for axis, symbol in zip(axes, ctx.fresh_symbols("dim", len(axes))):
+            out[axis] = symbol
+        op = Resize(out, [1.0] * rank, *common, from_inputs=(what,), axes=axes, policy=policy)
+        return [ctx.wire(op, [ctx.input(0), ctx.input(index)])]
+    shape = [dims.to_int(d, "resized dim") for d in x.shape]
+    full_scales, out = resize_plan(shape, axes, given.get("scales"), given.get("sizes"),
+                                   policy)
+    return [ctx.wire(Resize(out, full_scales, *common), [ctx.input(0)])]
+
+
+def _resize_operand(ctx, index, what):
+    """The scales (floats) or sizes (ints) of input `index`; its index when only a run
+    knows it."""
+    if ctx.runtime_input(index):
+        return index
+    cast = float if what == "scales" else int
+    return [cast(v) for v in ctx.const_input(index, what).reshape(-1)]
 
 
 @translator("LpPool", notes="p ≥ 1; composed of abs, pow and a sum (avg) pool")

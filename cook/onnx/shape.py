@@ -46,11 +46,15 @@ def dropout(ctx):
 @translator("Reshape", types="all")
 def reshape(ctx):
     x = ctx.fact(0)
+    allowzero = bool(ctx.attrs.int("allowzero", 0))
+    if ctx.opset >= 5 and ctx.runtime_input(1):
+        # a shape only a run knows: its length is the rank, each dim a fresh symbol
+        dims_ = ctx.fresh_symbols("dim", ctx.runtime_length(1, "shape"))
+        return [ctx.wire(Reshape(dims_, ("shape",), allowzero), [ctx.input(0), ctx.input(1)])]
     if ctx.opset < 5:
         spec = ctx.attrs.ints("shape", required=True)
     else:
         spec = ctx.const_input(1, "shape")
-    allowzero = bool(ctx.attrs.int("allowzero", 0))
     shape = _error_wrap(ctx, resolve_reshape, x.shape, list(np.asarray(spec).reshape(-1)),
                         allowzero)
     return [ctx.wire(Reshape(shape), [ctx.input(0)])]
@@ -88,6 +92,8 @@ def _axes(ctx, attr_before_opset=13, input_index=1):
         return ctx.attrs.ints("axes", None)
     if not ctx.has_input(input_index):
         return None
+    if ctx.runtime_input(input_index):
+        raise ctx.not_at_run_time(input_index, "axes", "the output rank depends on its value")
     return [int(a) for a in np.asarray(ctx.const_input(input_index, "axes")).reshape(-1)]
 
 
@@ -121,6 +127,8 @@ def slice_(ctx):
         ends = ctx.attrs.ints("ends", required=True)
         axes = ctx.attrs.ints("axes", list(range(len(starts))))
         steps = [1] * len(starts)
+    elif any(ctx.runtime_input(i) for i in (1, 2, 4)):
+        return [_slice_at_run_time(ctx, x)]
     else:
         starts = [int(v) for v in ctx.const_input(1, "starts").reshape(-1)]
         ends = [int(v) for v in ctx.const_input(2, "ends").reshape(-1)]
@@ -140,6 +148,23 @@ def slice_(ctx):
         begins.append(begin)
         stops.append(stop)
     return [ctx.wire(Slice(norm_axes, begins, stops, steps), [ctx.input(0)])]
+
+
+def _slice_at_run_time(ctx, x):
+    """Slice whose starts, ends or steps only a run knows: the axes must be constants
+    (typing needs them); each sliced axis gets a fresh symbol as its length."""
+    if ctx.runtime_input(3):
+        raise ctx.not_at_run_time(3, "axes", "typing needs to know which axes are sliced")
+    count = ctx.runtime_length(1, "starts")
+    axes = [int(v) for v in ctx.const_input(3, "axes").reshape(-1)] if ctx.has_input(3) \
+        else list(range(count))
+    if len(axes) != count:
+        raise ctx.error("starts, ends, axes and steps must have the same length", BadAttribute)
+    axes = [_error_wrap(ctx, normalize_axis, a, x.rank) for a in axes]
+    operands = ["starts", "ends"] + (["steps"] if ctx.has_input(4) else [])
+    inputs = [ctx.input(i) for i in (0, 1, 2, 4) if ctx.has_input(i)]
+    op = Slice(axes, [0] * count, ctx.fresh_symbols("len", count), [1] * count, operands)
+    return ctx.wire(op, inputs)
 
 
 def resolve_slice(dim, start, end, step):
@@ -215,11 +240,16 @@ def constant(ctx):
 
 @translator("ConstantOfShape", types="all")
 def constant_of_shape(ctx):
-    shape = [dims.from_value(d) for d in np.asarray(ctx.const_input(0, "shape")).reshape(-1)]
+    shape = None if ctx.runtime_input(0) else \
+        [dims.from_value(d) for d in np.asarray(ctx.const_input(0, "shape")).reshape(-1)]
     fill = ctx.attrs.tensor("value", np.zeros(1, np.float32))
     fill = np.asarray(fill).reshape(-1)
     if fill.size != 1:
         raise ctx.error(f"value must hold one element, has {fill.size}", BadAttribute)
+    if shape is None:
+        # a shape only a run knows: the fill broadcast to it, fresh symbols as its dims
+        op = Broadcast(ctx.fresh_symbols("dim", ctx.runtime_length(0, "shape")), ("shape",))
+        return [ctx.wire(op, [ctx.const(fill.reshape(()), "fill"), ctx.input(0)])]
     if any(dims.is_concrete(d) and d < 0 for d in shape):
         raise ctx.error(f"negative dim in shape {shape}", BadAttribute)
     if all(dims.is_concrete(d) for d in shape):

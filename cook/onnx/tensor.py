@@ -9,11 +9,11 @@ from .. import datum, dims
 from ..errors import BadAttribute
 from ..ops.elementwise import Binary, Unary
 from ..ops.nn import LayerNorm
-from ..ops.reduce import Reduce
-from ..ops.shape import Cast, Reshape, Slice, Squeeze, Transpose
+from ..ops.reduce import Reduce, ReduceAxesInput
+from ..ops.shape import Cast, Gather, Reshape, Slice, Squeeze, Transpose
 from ..ops.tensor import (ArgReduce, Broadcast, CumSum, Dequantize, Einsum, GatherElements,
                           GatherND, Hardmax, IntegerMatMul, LogSoftmax, OneHot, Pad, Quantize,
-                          ScatterElements, ScatterND, Tile, TopK, Trilu)
+                          Range, ScatterElements, ScatterND, Tile, TopK, Trilu, range_values)
 from .registry import translator
 
 
@@ -40,19 +40,23 @@ def reduce(ctx):
     op_type = ctx.onnx.op_type
     x = ctx.fact(0)
     since = REDUCE_AXES_INPUT_SINCE.get(op_type, 18)
-    if ctx.opset < since:
-        axes = ctx.attrs.ints("axes", None)
-    else:
-        axes = _ints(ctx, 1, "axes") if ctx.has_input(1) else None
     keepdims = ctx.attrs.int("keepdims", 1)
-    if not axes:
-        if ctx.attrs.int("noop_with_empty_axes", 0) and ctx.opset >= since:
-            return [ctx.wire(Unary("copy"), [ctx.input(0)])]
-        axes = list(range(x.rank))
-    axes = sorted({ctx.axis(a, x.rank) for a in axes})
-    value = ctx.input(0)
     kind = {"ReduceSum": "sum", "ReduceMean": "mean", "ReduceMax": "max", "ReduceMin": "min",
             "ReduceProd": "prod"}.get(op_type, "sum")
+    if ctx.opset >= since and ctx.runtime_input(1):
+        op, axes, extra = _reduce_axes_input(ctx, kind, keepdims), None, [ctx.input(1)]
+    else:
+        if ctx.opset < since:
+            axes = ctx.attrs.ints("axes", None)
+        else:
+            axes = _ints(ctx, 1, "axes") if ctx.has_input(1) else None
+        if not axes:
+            if ctx.attrs.int("noop_with_empty_axes", 0) and ctx.opset >= since:
+                return [ctx.wire(Unary("copy"), [ctx.input(0)])]
+            axes = list(range(x.rank))
+        axes = sorted({ctx.axis(a, x.rank) for a in axes})
+        op, extra = Reduce(kind, axes), []
+    value = ctx.input(0)
     if op_type == "ReduceL1":
         value = ctx.wire(Unary("abs"), [value], "abs")
     elif op_type in ("ReduceL2", "ReduceSumSquare"):
@@ -60,7 +64,7 @@ def reduce(ctx):
     elif op_type == "ReduceLogSumExp":
         value = ctx.wire(Unary("exp"), [value], "exp")
     last = keepdims and op_type not in ("ReduceL2", "ReduceLogSum", "ReduceLogSumExp")
-    result = ctx.wire(Reduce(kind, axes), [value], None if last else "reduce")
+    result = ctx.wire(op, [value] + extra, None if last else "reduce")
     if op_type == "ReduceL2":
         result = ctx.wire(Unary("sqrt"), [result], None if keepdims else "sqrt")
     elif op_type in ("ReduceLogSum", "ReduceLogSumExp"):
@@ -68,6 +72,18 @@ def reduce(ctx):
     if not keepdims:
         result = ctx.wire(Squeeze(axes), [result])
     return [result]
+
+
+def _reduce_axes_input(ctx, kind, keepdims):
+    """The reduction for axes only a run knows: typeable when dims are kept (each dim
+    other than 1 becomes a fresh symbol, reduced or not), refused otherwise."""
+    if not keepdims:
+        raise ctx.not_at_run_time(1, "axes", "with keepdims = 0 the output rank depends on "
+                                             "its value")
+    x = ctx.fact(0)
+    fresh = ctx.fresh_symbols("dim", x.rank)
+    shape = [d if d == 1 else symbol for d, symbol in zip(x.shape, fresh)]
+    return ReduceAxesInput(kind, shape, ctx.attrs.int("noop_with_empty_axes", 0))
 
 
 @translator("ArgMax", "ArgMin", types="numeric", cook_only=True)
@@ -78,36 +94,66 @@ def arg_reduce(ctx):
     return [ctx.wire(op, [ctx.input(0)])]
 
 
-@translator("CumSum", types="numeric", cook_only=True, notes="axis must be a constant")
+@translator("CumSum", types="numeric", cook_only=True,
+            notes="axis may be known only at run time")
 def cumsum(ctx):
+    return [_cumulative(ctx, product=False)]
+
+
+def _cumulative(ctx, product):
+    flags = (ctx.attrs.int("exclusive", 0), ctx.attrs.int("reverse", 0), product)
+    if ctx.runtime_input(1):
+        # the axis leaves the shape as it is: eval reads it
+        return ctx.wire(CumSum(None, *flags, from_inputs=("axis",)),
+                        [ctx.input(0), ctx.input(1)])
     axis = _ints(ctx, 1, "axis")[0]
-    op = CumSum(ctx.axis(axis, ctx.fact(0).rank), ctx.attrs.int("exclusive", 0),
-                ctx.attrs.int("reverse", 0))
-    return [ctx.wire(op, [ctx.input(0)])]
+    return ctx.wire(CumSum(ctx.axis(axis, ctx.fact(0).rank), *flags), [ctx.input(0)])
 
 
-@translator("TopK", types="numeric", cook_only=True, notes="k must be a constant")
+@translator("TopK", types="numeric", cook_only=True,
+            notes="k known only at run time types as a fresh symbol")
 def top_k(ctx):
-    k = ctx.attrs.int("k", required=True) if ctx.opset < 10 else _ints(ctx, 1, "k")[0]
+    inputs, operands = [ctx.input(0)], ()
+    if ctx.opset < 10:
+        k = ctx.attrs.int("k", required=True)
+    elif ctx.runtime_input(1):
+        k, operands = ctx.fresh_symbol("k"), ("k",)
+        inputs.append(ctx.input(1))
+    else:
+        k = _ints(ctx, 1, "k")[0]
     op = TopK(k, ctx.axis(ctx.attrs.int("axis", -1), ctx.fact(0).rank),
-              ctx.attrs.int("largest", 1), ctx.attrs.int("sorted", 1))
-    node = ctx.target.add_node(ctx.name, op, [ctx.input(0)])
+              ctx.attrs.int("largest", 1), ctx.attrs.int("sorted", 1), operands)
+    node = ctx.target.add_node(ctx.name, op, inputs)
     return [node.outlet(0), node.outlet(1)]
 
 
 # -- shapes -----------------------------------------------------------------------------------
-@translator("Expand", types="all", cook_only=True, notes="shape must be a constant")
+@translator("Expand", types="all", cook_only=True,
+            notes="a shape known only at run time types with fresh symbols")
 def expand(ctx):
-    return [ctx.wire(Broadcast(_dims(ctx, 1, "shape")), [ctx.input(0)])]
+    if not ctx.runtime_input(1):
+        return [ctx.wire(Broadcast(_dims(ctx, 1, "shape")), [ctx.input(0)])]
+    # the result keeps the input's dims other than 1; the value decides the others
+    x = ctx.fact(0)
+    rank = max(ctx.runtime_length(1, "shape"), x.rank)
+    known = [1] * (rank - x.rank) + list(x.shape)
+    fresh = ctx.fresh_symbols("dim", rank)
+    shape = [symbol if d == 1 else d for d, symbol in zip(known, fresh)]
+    return [ctx.wire(Broadcast(shape, ("shape",)), [ctx.input(0), ctx.input(1)])]
 
 
-@translator("Tile", types="all", cook_only=True, notes="repeats must be a constant")
+@translator("Tile", types="all", cook_only=True,
+            notes="repeats known only at run time type as fresh symbols")
 def tile(ctx):
-    return [ctx.wire(Tile(_ints(ctx, 1, "repeats")), [ctx.input(0)])]
+    if not ctx.runtime_input(1):
+        return [ctx.wire(Tile(_ints(ctx, 1, "repeats")), [ctx.input(0)])]
+    repeats = ctx.fresh_symbols("repeat", ctx.fact(0).rank)
+    return [ctx.wire(Tile(repeats, ("repeats",)), [ctx.input(0), ctx.input(1)])]
 
 
 @translator("Pad", types="all", cook_only=True,
-            notes="pads, constant_value and axes must be constants")
+            notes="axes must be a constant; pads known only at run time type as fresh "
+                  "symbols")
 def pad(ctx):
     x = ctx.fact(0)
     mode = ctx.attrs.choice("mode", ("constant", "reflect", "edge", "wrap"), "constant")
@@ -117,17 +163,45 @@ def pad(ctx):
         value = ctx.attrs.float("value", 0.0)
         axes = list(range(x.rank))
     else:
+        if ctx.runtime_input(3):
+            raise ctx.not_at_run_time(3, "axes", "typing needs to know which axes are padded")
+        axes = [ctx.axis(a, x.rank) for a in _ints(ctx, 3, "axes")] if ctx.has_input(3) \
+            else list(range(x.rank))
+        if ctx.runtime_input(1) or ctx.runtime_input(2):
+            return [_pad_at_run_time(ctx, x, mode, axes)]
         pads = _ints(ctx, 1, "pads")
         value = ctx.const_input(2, "constant_value").reshape(-1)[0] \
             if ctx.has_input(2) else 0
-        axes = [ctx.axis(a, x.rank) for a in _ints(ctx, 3, "axes")] if ctx.has_input(3) \
-            else list(range(x.rank))
+    return [ctx.wire(Pad(_pad_pairs(ctx, x.rank, axes, pads), mode, value), [ctx.input(0)])]
+
+
+def _pad_pairs(ctx, rank, axes, pads):
+    """ONNX pads (the befores, then the afters, of `axes`) as a (before, after) per axis."""
     if len(pads) != 2 * len(axes):
         raise ctx.error(f"pads {pads} needs 2 entries per axis", BadAttribute)
-    pairs = [(0, 0)] * x.rank
+    pairs = [(0, 0)] * rank
     for index, axis in enumerate(axes):
         pairs[axis] = (pads[index], pads[index + len(axes)])
-    return [ctx.wire(Pad(pairs, mode, value), [ctx.input(0)])]
+    return pairs
+
+
+def _pad_at_run_time(ctx, x, mode, axes):
+    """Pad whose pads or constant_value only a run knows: unknown pads are fresh symbols."""
+    inputs, operands, value = [ctx.input(0)], [], 0
+    if ctx.runtime_input(1):
+        count = ctx.runtime_length(1, "pads") // 2
+        pads = ctx.fresh_symbols("pad_begin", count) + ctx.fresh_symbols("pad_end", count)
+        inputs.append(ctx.input(1))
+        operands.append("pads")
+    else:
+        pads = _ints(ctx, 1, "pads")
+    if ctx.runtime_input(2):
+        inputs.append(ctx.input(2))
+        operands.append("value")
+    elif ctx.has_input(2):
+        value = ctx.const_input(2, "constant_value").reshape(-1)[0]
+    pairs = _pad_pairs(ctx, x.rank, axes, pads)
+    return ctx.wire(Pad(pairs, mode, value, operands, axes), inputs)
 
 
 @translator("Split", types="all", notes="split sizes must be constants")
@@ -137,6 +211,8 @@ def split(ctx):
     count = len(ctx.onnx.proto.output)
     if ctx.opset < 13:
         sizes = ctx.attrs.ints("split", None)
+    elif ctx.runtime_input(1):
+        return _split_at_run_time(ctx, axis, count)
     else:
         sizes = _ints(ctx, 1, "split") if ctx.has_input(1) else None
     dim = x.shape[axis]
@@ -156,14 +232,47 @@ def split(ctx):
     return outputs
 
 
-@translator("Range", types="numeric", notes="start, limit, delta must be constants")
+def _split_at_run_time(ctx, axis, count):
+    """Split whose sizes only a run knows: output i is a run-time Slice from the sum of
+    the sizes before it to that sum plus its own, its length a fresh symbol."""
+    if ctx.runtime_length(1, "split") != count:
+        raise ctx.error(f"split has {ctx.fact(1).shape[0]} sizes for {count} outputs",
+                        BadAttribute)
+    ends = ctx.wire(CumSum(0), [ctx.input(1)], "ends")
+    start = ctx.const(np.zeros(1, ctx.fact(1).dtype), "start")
+    outputs = []
+    for index, length in enumerate(ctx.fresh_symbols("len", count)):
+        end = ctx.wire(Gather(0), [ends, ctx.const(np.array([index]), f"at{index}")],
+                       f"end{index}")
+        op = Slice([axis], [0], [length], [1], ("starts", "ends"))
+        outputs.append(ctx.wire(op, [ctx.input(0), start, end], f"{index}"))
+        start = end
+    return outputs
+
+
+@translator("Range", types="numeric", notes="folded to a constant when start, limit and "
+            "delta are; otherwise cook-only, its length a symbol")
 def range_(ctx):
+    if any(ctx.facts[i].value is None for i in range(3)):
+        return [ctx.wire(Range(_range_count(ctx)), [ctx.input(i) for i in range(3)])]
     start, limit, delta = (ctx.const_input(i, what) for i, what in
                            enumerate(("start", "limit", "delta")))
-    dtype = np.asarray(start).dtype
-    count = max(int(np.ceil((limit - start) / delta)), 0)
-    value = (start + np.arange(count) * delta).astype(dtype)
-    return [ctx.const(value, "range")]
+    return [ctx.const(range_values(start, limit, delta), "range")]
+
+
+def _range_count(ctx):
+    """(limit - start) / delta rounded up when start and delta are integer constants and
+    limit a dim (taken to be at least start, as a length is); else a fresh symbol."""
+    start, limit, delta = (f.value if f.value is not None else f.symbolic
+                           for f in ctx.facts[:3])
+    if start is None or limit is None or delta is None \
+            or not ctx.facts[0].datum_type.is_integer:
+        return ctx.fresh_symbol("count")
+    start, limit, delta = (dims.from_value(np.asarray(v).reshape(-1)[0])
+                           for v in (start, limit, delta))
+    if not dims.is_concrete(start) or not dims.is_concrete(delta) or delta <= 0:
+        return ctx.fresh_symbol("count")
+    return dims.div_ceil(dims.sub(limit, start), delta)
 
 
 @translator("Trilu", types="all", cook_only=True, notes="k must be a constant")
@@ -175,10 +284,15 @@ def trilu(ctx):
 @translator("OneHot", types="numeric", cook_only=True,
             notes="depth and values must be constants")
 def one_hot(ctx):
-    depth = int(np.asarray(ctx.const_input(1, "depth")).reshape(-1)[0])
     values = np.asarray(ctx.const_input(2, "values")).reshape(-1)
-    op = OneHot(depth, ctx.attrs.int("axis", -1), values[0], values[1])
-    return [ctx.wire(op, [ctx.input(0)])]
+    inputs, operands = [ctx.input(0)], ()
+    if ctx.runtime_input(1):
+        depth, operands = ctx.fresh_symbol("depth"), ("depth",)
+        inputs.append(ctx.input(1))
+    else:
+        depth = int(np.asarray(ctx.const_input(1, "depth")).reshape(-1)[0])
+    op = OneHot(depth, ctx.attrs.int("axis", -1), values[0], values[1], operands)
+    return [ctx.wire(op, inputs)]
 
 
 @translator("EyeLike", types="numeric", notes="folded to a constant")
@@ -369,12 +483,10 @@ def depth_space(ctx):
     return [ctx.wire(Reshape(final), [moved])]
 
 
-@translator("CumProd", types="numeric", cook_only=True, notes="axis must be a constant")
+@translator("CumProd", types="numeric", cook_only=True,
+            notes="axis may be known only at run time")
 def cumprod(ctx):
-    axis = _ints(ctx, 1, "axis")[0]
-    op = CumSum(ctx.axis(axis, ctx.fact(0).rank), ctx.attrs.int("exclusive", 0),
-                ctx.attrs.int("reverse", 0), product=True)
-    return [ctx.wire(op, [ctx.input(0)])]
+    return [_cumulative(ctx, product=True)]
 
 
 @translator("Swish", opsets="24+")

@@ -80,7 +80,7 @@ FLOAT_ONLY = {"sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "floor", "ceil",
 BOOL_OUTPUT = {"is_nan", "is_inf", "is_pos_inf", "is_neg_inf"}
 PLAN_UNARY = {"relu", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "abs", "neg", "copy"}
 # Why a cook-only map has no plan form, where the plain "cook-only" is not enough.
-NO_PLAN_FORM = {"gelu": "it needs erf, which the plan format lacks (gelu_tanh is writable)",
+NO_PLAN_FORM = {"gelu": "it needs erf, which the plan format lacks; gelu_tanh is writable",
                 "erf": "the plan format has no erf"}
 
 

@@ -318,17 +318,18 @@ class Range(Op):
 
     def output_facts(self, inputs):
         expect_inputs(inputs, 3)
-        if any(f.rank != 0 for f in inputs):
+        if any(dims.product(f.shape) != 1 for f in inputs):
             raise ShapeError("start, limit and delta must be scalars")
         return [Fact(inputs[0].datum_type, (self.count,))]
 
     def eval(self, inputs):
-        start, limit, delta = (np.asarray(v).reshape(()) for v in inputs)
-        return [range_values(start, limit, delta)]
+        return [range_values(*inputs)]
 
 
 def range_values(start, limit, delta):
-    """ONNX Range: max(ceil((limit - start) / delta), 0) items, in start's type."""
+    """ONNX Range: max(ceil((limit - start) / delta), 0) items, in start's type (a
+    one-item tensor is taken as the scalar it holds, as onnxruntime does)."""
+    start, limit, delta = (np.asarray(v).reshape(-1)[0] for v in (start, limit, delta))
     count = max(int(np.ceil((limit - start) / delta)), 0)
     return (start + np.arange(count) * delta).astype(np.asarray(start).dtype)
 

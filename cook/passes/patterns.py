@@ -216,7 +216,7 @@ def _hard_sigmoid(graph, outlet):
         return (activation.inputs[0], 1.0) if close(alpha, 1 / 6) and close(beta, 0.5) \
             else (None, None)
     clamp = producer(graph, outlet, Clamp)
-    if clamp is None or clamp.op.low != 0.0 or not math.isfinite(clamp.op.high):
+    if clamp is None or clamp.op.low != 0.0 or not 0 < clamp.op.high < math.inf:
         return None, None
     # clamp(a*x + b, 0, h) = h * clamp(x/6 + 1/2, 0, 1) when a/h = 1/6 and b/h = 1/2
     h = clamp.op.high
@@ -275,7 +275,8 @@ def layer_norm(graph, node):
     root, params = node, []
     for kind in ("mul", "add"):
         following = graph.single_consumer(root.outlet())
-        if following is None or not producer(graph, following.outlet(), Binary, kind):
+        if following is None or not producer(graph, following.outlet(), Binary, kind) or \
+                not graph.fact(following.outlet()).same_type(graph.fact(root.outlet())):
             continue
         operand = [o for o in following.inputs if o != root.outlet()]
         if len(operand) == 1 and graph.const_value(operand[0]) is not None:

@@ -169,3 +169,22 @@ def test_plan_round_trip():
     reread = cook_nnef.load(cook_nnef.to_tar_bytes(model))
     assert_close(reread.run_reference([x]), run_ort(onnx_model, {"x": x}))
 
+
+
+def test_tf_style_convs_keep_only_the_boundary_transposes():
+    """tf2onnx: NHWC model, each conv wrapped in NHWC->NCHW / NCHW->NHWC, bias add and
+    relu in NHWC between: the inner pairs cancel and the bias folds into the conv."""
+    x = rand(1, 6, 6, 3)
+    w1, w2, bias = rand(4, 3, 3, 3, seed=1), rand(5, 4, 1, 1, seed=2), rand(4, seed=3)
+    model = make_model([node("Transpose", ["x"], ["a"], perm=NCHW),
+                        node("Conv", ["a", "w1"], ["b"], pads=[1, 1, 1, 1]),
+                        node("Transpose", ["b"], ["c"], perm=NHWC),
+                        node("Add", ["c", "bias"], ["d"]),
+                        node("Relu", ["d"], ["e"]),
+                        node("Transpose", ["e"], ["f"], perm=NCHW),
+                        node("Conv", ["f", "w2"], ["g"]),
+                        node("Transpose", ["g"], ["y"], perm=NHWC)], {"x": x}, ["y"],
+                       {"w1": w1, "w2": w2, "bias": bias})
+    before, after, _ = cook(model, {"x": x})
+    assert before.count("Transpose") == 4
+    assert after == ["Transpose", "Conv", "Relu", "Conv", "Transpose"]
