@@ -1,10 +1,11 @@
 """The declutter fixpoint: run the passes until none changes the graph.
 
-Order inside one round: constant folding first (so the rewrites see constants as Const
-nodes), then the per-op rewrites (BatchNorm → mul + add, sub/div by constants → add/mul,
-merged affine chains, identity removal, Clip → relu …), then folding affine maps into
-convolutions, then moving transposes down until they cancel. Every pass returns how many rewrites it applied; the round repeats while
-any did.
+Order inside one round: constant folding first, within a memory budget (so the rewrites
+see constants as Const nodes), then the per-op rewrites (BatchNorm → mul + add, sub/div
+by constants → add/mul, merged affine chains, identity removal, Clip → relu …), then the
+fused patterns (GELU, SiLU, HardSwish, ReLU6, LayerNorm), then folding affine maps into
+convolutions, then moving transposes down until they cancel. Every pass returns how many
+rewrites it applied; the round repeats while any did.
 """
 from ..errors import CookError
 from .fold_batchnorm import fold_conv_affine
