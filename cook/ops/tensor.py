@@ -165,7 +165,7 @@ class Broadcast(Op):
         from ..ir import Patch
         from .elementwise import Binary
         readers = graph.consumers(node.outlet())
-        if not readers or graph.is_output(node.outlet()):
+        if not readers or graph.is_output(node.outlet()) or self.from_inputs:
             return None
         rewired = []
         for reader in {r.id: r for r, _ in readers}.values():
