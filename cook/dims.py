@@ -446,6 +446,11 @@ def to_str(dim):
 _TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z0-9_]*)|(.))")
 
 
+def shape_str(shape):
+    """'[T, N, 64]': a shape for messages (dims as the user writes them)."""
+    return "[" + ", ".join(str(d) for d in shape) + "]"
+
+
 def parse(text):
     """A Dim from its text form: "224", "S", "S+2", "2*S", "(S-3)/2+1", "min(S, 4)"."""
     if isinstance(text, (int, Expr)):

@@ -29,8 +29,7 @@ plan that contains them raises `UnsupportedOp` at the writer.
 
 
 def _reason_group(reason):
-    text = re.sub(r'node "[^"]*" ', "", reason)
-    text = re.sub(r" with inputs \[[^\]]*\]", "", text)
+    text = conformance.without_facts(re.sub(r'node "[^"]*" ', "", reason))
     text = re.sub(r" \(translating ONNX \w+ opset \d+\)", "", text)
     text = re.sub(r"\(opset \d+\) ", "", text)
     return text

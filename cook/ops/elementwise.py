@@ -324,7 +324,8 @@ class Binary(Op):
                              f"{b.datum_type}")
         shape = dims.broadcast_shapes([a.shape, b.shape])
         if shape is None:
-            raise ShapeError(f"shapes {list(a.shape)} and {list(b.shape)} do not broadcast")
+            raise ShapeError(f"shapes {dims.shape_str(a.shape)} and {dims.shape_str(b.shape)} "
+                             "do not broadcast")
         if self.kind in LOGIC and a.datum_type is not datum.BOOL:
             raise ShapeError(f"{self.kind} needs bool operands")
         if self.kind in COMPARISONS or self.kind in LOGIC:

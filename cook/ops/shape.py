@@ -9,10 +9,6 @@ from ..ir import Patch
 from .base import Op, expect_inputs, normalize_axis, operands, refuse_runtime_plan
 
 
-def _shape_text(shape):
-    return "[" + ", ".join(str(d) for d in shape) + "]"
-
-
 def resolve_reshape(input_shape, spec, allowzero=False, what="reshape"):
     """ONNX/NNEF reshape spec (0 copies an input dim unless allowzero, -1 is inferred)."""
     spec = [dims.from_value(d) for d in spec]
@@ -23,22 +19,22 @@ def resolve_reshape(input_shape, spec, allowzero=False, what="reshape"):
                 raise ShapeError(f"{what}: 0 at axis {axis} copies a dim the input lacks")
             out.append(input_shape[axis])
         elif dims.is_concrete(dim) and dim < -1:
-            raise ShapeError(f"{what}: invalid dim {dim} in {_shape_text(spec)}")
+            raise ShapeError(f"{what}: invalid dim {dim} in {dims.shape_str(spec)}")
         else:
             out.append(dim)
     total = dims.product(input_shape)
     if out.count(-1) > 1:
-        raise ShapeError(f"{what}: more than one -1 in {_shape_text(spec)}")
+        raise ShapeError(f"{what}: more than one -1 in {dims.shape_str(spec)}")
     if -1 in out:
         known = dims.product(d for d in out if d != -1)
         inferred = dims.div_exact(total, known)
         if inferred is None:
-            raise ShapeError(f"{what}: cannot infer -1 in {_shape_text(spec)} for input "
-                             f"{_shape_text(input_shape)}")
+            raise ShapeError(f"{what}: cannot infer -1 in {dims.shape_str(spec)} for input "
+                             f"{dims.shape_str(input_shape)}")
         out[out.index(-1)] = inferred
     if dims.product(out) != total:
-        raise ShapeError(f"{what}: {_shape_text(input_shape)} ({total} items) cannot become "
-                         f"{_shape_text(out)}")
+        raise ShapeError(f"{what}: {dims.shape_str(input_shape)} ({total} items) cannot become "
+                         f"{dims.shape_str(out)}")
     return tuple(out)
 
 
