@@ -93,13 +93,9 @@ def _push_binary(graph, transpose, consumer):
     perm = transpose.op.perm
     inputs = []
     for outlet in consumer.inputs:
-        if outlet == transpose.outlet():
-            inputs.append(transpose.inputs[0])
-            continue
-        other = graph.nodes[outlet.node]
-        if isinstance(other.op, Transpose) and other.op.perm == perm \
-                and graph.single_consumer(outlet) is consumer:
-            inputs.append(other.inputs[0])     # same permutation: one transpose after
+        source = _before_transpose(graph, outlet, perm, consumer)
+        if source is not None:
+            inputs.append(source)              # same permutation: one transpose after
             continue
         value = _movable_constant(graph, outlet, consumer, len(perm))
         if value is None:
@@ -115,6 +111,15 @@ def _push_binary(graph, transpose, consumer):
              if isinstance(i, np.ndarray) else i for k, i in enumerate(inputs)]
     moved = patch.wire1(consumer.name, consumer.op, wired)
     return patch.shunt(consumer.outlet(), patch.wire1(transpose.name, transpose.op, [moved]))
+
+
+def _before_transpose(graph, outlet, perm, consumer):
+    """The input of a Transpose(perm) that only `consumer` reads, or None."""
+    node = graph.nodes[outlet.node]
+    if isinstance(node.op, Transpose) and node.op.perm == perm \
+            and graph.single_consumer(outlet) is consumer:
+        return node.inputs[0]
+    return None
 
 
 def _movable_constant(graph, outlet, consumer, rank):
@@ -170,13 +175,9 @@ def _push_matmul(graph, transpose, consumer):
         return None
     inputs = []
     for outlet in consumer.inputs:
-        if outlet == transpose.outlet():
-            inputs.append(transpose.inputs[0])
-            continue
-        other = graph.nodes[outlet.node]
-        if isinstance(other.op, Transpose) and other.op.perm == perm \
-                and graph.single_consumer(outlet) is consumer:
-            inputs.append(other.inputs[0])
+        source = _before_transpose(graph, outlet, perm, consumer)
+        if source is not None:
+            inputs.append(source)
         elif graph.fact(outlet).rank == 2:
             inputs.append(outlet)
         else:
