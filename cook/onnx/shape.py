@@ -213,7 +213,7 @@ def gather(ctx):
 
 
 @translator("Cast", types="all", cook_only=True,
-            notes="folded away on constants; saturate for the float8 types")
+            notes="folded away on constants; saturate for the float8 and float4 types")
 def cast(ctx):
     to = datum.from_onnx(ctx.attrs.int("to", required=True))
     return [ctx.wire(Cast(to, ctx.attrs.int("saturate", 1)), [ctx.input(0)])]

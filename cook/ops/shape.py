@@ -431,9 +431,10 @@ class Cast(Op):
         x = inputs[0]
         if x.dtype == object and self.to.is_integer:
             return [x]                              # symbolic dims stay symbolic
-        if self.to in datum.NARROW and self.to.is_float and self.saturate and \
-                x.dtype.kind == "f":
-            # ONNX saturate = 1: out-of-range values (and ±inf) become ±max
+        if self.to in datum.NARROW and self.to.name.startswith(("f8", "f4")) and \
+                self.saturate and x.dtype.kind == "f":
+            # ONNX saturate = 1 (float8 and float4 only): out-of-range values and ±inf
+            # become ±max; bf16 keeps its infinities
             import ml_dtypes
             limit = float(ml_dtypes.finfo(self.to.dtype).max)
             x = np.clip(x.astype(np.float32), -limit, limit)
