@@ -103,6 +103,22 @@ def global_pool(ctx):
     return [ctx.wire(Reduce(kind, range(2, x.rank)), [ctx.input(0)])]
 
 
+@translator("GlobalLpPool", opsets="2+", notes="composed of abs, pow and a sum reduce")
+def global_lp_pool(ctx):
+    import numpy as np
+
+    from ..ops.elementwise import Binary, Unary
+    x = ctx.fact(0)
+    if x.rank < 3:
+        raise ctx.error(f"input {x} needs N, C and ≥ 1 spatial dims", BadAttribute)
+    p = float(ctx.attrs.int("p", 2))
+    magnitude = ctx.wire(Unary("abs"), [ctx.input(0)], "abs")
+    powered = ctx.wire(Binary("pow"), [magnitude, ctx.const(np.array(p, x.dtype), "p")],
+                       "pow")
+    total = ctx.wire(Reduce("sum", range(2, x.rank)), [powered], "sum")
+    return [ctx.wire(Binary("pow"), [total, ctx.const(np.array(1.0 / p, x.dtype), "root")])]
+
+
 @translator("LRN")
 def lrn(ctx):
     attrs = ctx.attrs

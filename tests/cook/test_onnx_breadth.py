@@ -5,7 +5,7 @@ these tests check the behaviour around it."""
 import numpy as np
 import pytest
 
-from cook_testing import assert_close, make_model, node, rand, run_ort
+from cook_testing import assert_close, check_onnx, make_model, node, rand, run_ort
 from ember.cook import UnsupportedOp
 from ember.cook import nnef as cook_nnef
 from ember.cook import onnx as cook_onnx
@@ -96,3 +96,11 @@ def test_if_reads_outer_scope_and_selects_at_run_time():
         assert_close(typed.run_reference([x, c]), run_ort(model, {"x0": x, "c": c}))
     im = cook_onnx.load(model).set_input_value(1, np.array(True))
     assert "Where" not in im.into_model().op_types()
+
+
+@pytest.mark.parametrize("p", [1, 2, 3])
+def test_global_lp_pool_is_plan_ops(p):
+    model = make_model([node("GlobalLpPool", ["x"], ["y"], p=p)], {"x": rand(2, 3, 5, 4)},
+                       ["y"])
+    typed = check_onnx(model, {"x": rand(2, 3, 5, 4, seed=p)})
+    assert sorted(set(typed.op_types())) == ["Abs", "Const", "Pow", "Reduce<sum>", "Source"]
