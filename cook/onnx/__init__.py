@@ -3,7 +3,7 @@
 The importer is a translator: each ONNX node becomes core ops (cook/ops) once its input
 facts are known, through the table in registry.py filled by nn.py, arith.py, shape.py.
 """
-from . import arith, control, nn, select, shape, tensor  # noqa: F401  (register translators)
+from . import arith, control, nn, norm, select, shape, tensor  # noqa: F401  (translators)
 from .loader import from_proto, load
 from .registry import TRANSLATORS
 

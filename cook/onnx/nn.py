@@ -332,7 +332,7 @@ def lp_pool(ctx):
 def conv_integer(ctx):
     from ..ops.elementwise import Binary
     from ..ops.shape import Cast
-    from ..ops.tensor import Dequantize, Quantize
+    from ..ops.quant import Dequantize, Quantize
     from .. import datum
     qlinear = ctx.onnx.op_type == "QLinearConv"
     x_index, w_index = (0, 3) if qlinear else (0, 1)

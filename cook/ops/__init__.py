@@ -13,10 +13,10 @@ from .recurrent import Recurrent
 from .resize import GridSample, Resize
 from .scan import Scan
 from .source import Const, Source
-from .tensor import (ArgReduce, BitCast, Broadcast, CumSum, Dequantize, Det, Dft,
-                     DynamicQuantize, Einsum, GatherElements, GatherND, Hardmax, IntegerMatMul,
-                     LogSoftmax, NllLoss, OneHot, Pad, Quantize, ReverseSequence, ScatterElements,
-                     ScatterND, Tile, TopK, Trilu)
+from .gather import GatherElements, GatherND, ScatterElements, ScatterND
+from .quant import BitCast, Dequantize, DynamicQuantize, IntegerMatMul, Quantize
+from .tensor import (ArgReduce, Broadcast, CumSum, Det, Dft, Einsum, Hardmax, LogSoftmax,
+                     NllLoss, OneHot, Pad, ReverseSequence, Tile, TopK, Trilu)
 
 ALL_OPS = (Source, Const, Unary, Clamp, Binary, Conv, MaxPool, AvgPool, Reduce, Softmax, Lrn,
            BatchNorm, MatMul, Reshape, Transpose, Concat, Squeeze, Unsqueeze, Slice, Gather,

@@ -1,7 +1,8 @@
 """Cook-only tensor ops: they type and evaluate in numpy (run_reference) but have no plan
 form yet (writing one raises UnsupportedOp): arg reductions, cumulative sums, top-k,
-broadcast, tile, pad, triangular masks, one-hot, log-softmax, hardmax, gathers and
-scatters, einsum."""
+broadcast, tile, pad, triangular masks, one-hot, ranges, log-softmax, hardmax, einsum,
+losses, DFT, determinants. Gathers and scatters are in gather.py, quantized ops in
+quant.py."""
 import numpy as np
 
 from .. import datum, dims
@@ -377,116 +378,6 @@ class Hardmax(Op):
         return [y]
 
 
-class GatherElements(Op):
-    name = "GatherElements"
-
-    def __init__(self, axis):
-        self.axis = int(axis)
-
-    def output_facts(self, inputs):
-        expect_inputs(inputs, 2)
-        data, indices = inputs
-        normalize_axis(self.axis, data.rank)
-        if indices.rank != data.rank:
-            raise ShapeError("indices must have the rank of data")
-        return [Fact(data.datum_type, indices.shape)]
-
-    def eval(self, inputs):
-        data, indices = inputs
-        axis = normalize_axis(self.axis, data.ndim)
-        indices = indices.astype(np.int64)
-        indices = np.where(indices < 0, indices + data.shape[axis], indices)
-        return [np.take_along_axis(data, indices, axis=axis)]
-
-
-class GatherND(Op):
-    name = "GatherND"
-
-    def __init__(self, batch_dims=0):
-        self.batch_dims = int(batch_dims)
-
-    def output_facts(self, inputs):
-        expect_inputs(inputs, 2)
-        data, indices = inputs
-        last = indices.shape[-1]
-        if not dims.is_concrete(last):
-            raise ShapeError("the last dim of indices must be known")
-        b = self.batch_dims
-        shape = tuple(indices.shape[:-1]) + tuple(data.shape[b + last:])
-        return [Fact(data.datum_type, shape)]
-
-    def eval(self, inputs):
-        data, indices = inputs
-        indices = indices.astype(np.int64)
-        b = self.batch_dims
-        batch_shape = data.shape[:b]
-        batch = int(np.prod(batch_shape)) if b else 1
-        flat_data = data.reshape((batch,) + data.shape[b:])
-        flat_indices = indices.reshape((batch, -1, indices.shape[-1]))
-        out = []
-        for i in range(batch):
-            rows = [flat_data[i][tuple(index)] for index in flat_indices[i]]
-            out.append(np.stack(rows) if rows else
-                       np.zeros((0,) + data.shape[b + indices.shape[-1]:], data.dtype))
-        result = np.stack(out)
-        shape = indices.shape[:-1] + data.shape[b + indices.shape[-1]:]
-        return [result.reshape(shape).astype(data.dtype)]
-
-
-_REDUCTIONS = {"none": None, "add": np.add, "mul": np.multiply, "max": np.maximum,
-               "min": np.minimum}
-
-
-class ScatterElements(Op):
-    name = "ScatterElements"
-
-    def __init__(self, axis, reduction="none"):
-        self.axis = int(axis)
-        self.reduction = reduction
-
-    def output_facts(self, inputs):
-        expect_inputs(inputs, 3)
-        normalize_axis(self.axis, inputs[0].rank)
-        return [inputs[0].without_value()]
-
-    def eval(self, inputs):
-        data, indices, updates = inputs
-        axis = normalize_axis(self.axis, data.ndim)
-        out = data.copy()
-        indices = indices.astype(np.int64)
-        indices = np.where(indices < 0, indices + data.shape[axis], indices)
-        function = _REDUCTIONS[self.reduction]
-        for position in np.ndindex(*indices.shape):
-            target = list(position)
-            target[axis] = indices[position]
-            target = tuple(target)
-            out[target] = updates[position] if function is None else \
-                function(out[target], updates[position])
-        return [out]
-
-
-class ScatterND(Op):
-    name = "ScatterND"
-
-    def __init__(self, reduction="none"):
-        self.reduction = reduction
-
-    def output_facts(self, inputs):
-        expect_inputs(inputs, 3)
-        return [inputs[0].without_value()]
-
-    def eval(self, inputs):
-        data, indices, updates = inputs
-        out = data.copy()
-        function = _REDUCTIONS[self.reduction]
-        indices = indices.astype(np.int64)
-        for position in np.ndindex(*indices.shape[:-1]):
-            target = tuple(indices[position])
-            out[target] = updates[position] if function is None else \
-                function(out[target], updates[position])
-        return [out]
-
-
 class Einsum(Op):
     name = "Einsum"
 
@@ -508,92 +399,6 @@ class Einsum(Op):
     def eval(self, inputs):
         wide = [x.astype(np.float64) if x.dtype.kind == "V" else x for x in inputs]
         return [np.asarray(np.einsum(self.equation, *wide)).astype(inputs[0].dtype)]
-
-
-class Quantize(Op):
-    """y = saturate(round(x / scale) + zero_point) (ONNX QuantizeLinear, per tensor or
-    per axis); `to` is the integer type."""
-
-    name = "Quantize"
-
-    def __init__(self, axis, to):
-        self.axis = int(axis)
-        self.to = datum.parse(to)
-
-    def output_facts(self, inputs):
-        expect_inputs(inputs, range(2, 4))
-        return [Fact(self.to, inputs[0].shape)]
-
-    def eval(self, inputs):
-        x, scale = inputs[0], inputs[1]
-        zero = inputs[2] if len(inputs) == 3 else np.zeros((), self.to.dtype)
-        shape = _per_axis_shape(scale, x.ndim, self.axis)
-        y = np.rint(x.astype(np.float64) / scale.reshape(shape).astype(np.float64))
-        y = y + zero.reshape(shape).astype(np.float64)
-        if self.to in datum.NARROW:
-            import ml_dtypes
-            info = ml_dtypes.iinfo(self.to.dtype)
-        else:
-            info = np.iinfo(self.to.dtype)
-        return [np.clip(y, info.min, info.max).astype(self.to.dtype)]
-
-
-class Dequantize(Op):
-    """y = (x - zero_point) * scale (ONNX DequantizeLinear, per tensor or per axis).
-
-    Never folded at cook time: quantized weights stay quantized (int8 + scales) in the
-    typed model."""
-
-    name = "Dequantize"
-    foldable = False
-
-    def __init__(self, axis, to):
-        self.axis = int(axis)
-        self.to = datum.parse(to)
-
-    def output_facts(self, inputs):
-        expect_inputs(inputs, range(2, 4))
-        return [Fact(self.to, inputs[0].shape)]
-
-    def eval(self, inputs):
-        x, scale = inputs[0], inputs[1]
-        shape = _per_axis_shape(scale, x.ndim, self.axis)
-        y = x.astype(np.float64)
-        if len(inputs) == 3:
-            y = y - inputs[2].reshape(shape).astype(np.float64)
-        return [(y * scale.reshape(shape).astype(np.float64)).astype(self.to.dtype)]
-
-
-def _per_axis_shape(scale, rank, axis):
-    if scale.size == 1 or scale.ndim == 0:
-        return ()
-    shape = [1] * rank
-    shape[normalize_axis(axis, rank)] = scale.size
-    return tuple(shape)
-
-
-class IntegerMatMul(Op):
-    """(a - a_zero) @ (b - b_zero) in i32 (ONNX MatMulInteger)."""
-
-    name = "IntegerMatMul"
-
-    def output_facts(self, inputs):
-        expect_inputs(inputs, range(2, 5))
-        a, b = inputs[0], inputs[1]
-        batch = dims.broadcast_shapes([a.shape[:-2], b.shape[:-2]])
-        if a.rank < 2 or b.rank < 2 or batch is None or a.shape[-1] != b.shape[-2]:
-            raise ShapeError(f"cannot multiply {a} by {b}")
-        return [Fact(datum.I32, (*batch, a.shape[-2], b.shape[-1]))]
-
-    def eval(self, inputs):
-        a = inputs[0].astype(np.int32)
-        b = inputs[1].astype(np.int32)
-        if len(inputs) > 2:
-            zero = inputs[2].astype(np.int32)
-            a = a - (zero.reshape(-1, 1) if zero.ndim == 1 and zero.size > 1 else zero)
-        if len(inputs) > 3:
-            b = b - inputs[3].astype(np.int32)
-        return [np.matmul(a, b).astype(np.int32)]
 
 
 class NllLoss(Op):
@@ -631,24 +436,6 @@ class NllLoss(Op):
         return [np.asarray(loss.sum() / total if total else 0.0, scores.dtype)]
 
 
-class BitCast(Op):
-    """Reinterpret the bits as another type of the same width."""
-
-    name = "BitCast"
-
-    def __init__(self, to):
-        self.to = datum.parse(to)
-
-    def output_facts(self, inputs):
-        expect_inputs(inputs, 1)
-        if inputs[0].dtype.itemsize != self.to.dtype.itemsize:
-            raise ShapeError(f"{inputs[0].datum_type} and {self.to} differ in width")
-        return [Fact(self.to, inputs[0].shape)]
-
-    def eval(self, inputs):
-        return [np.array(inputs[0], copy=True, order="C").view(self.to.dtype)]
-
-
 class Dft(Op):
     """Discrete Fourier transform along `axis` of a real ([..., 1]) or complex ([..., 2])
     signal; output complex [..., 2]. `length` pads or truncates the signal."""
@@ -683,27 +470,6 @@ class Dft(Op):
         if self.onesided:
             y = np.take(y, range(n // 2 + 1), axis=axis)
         return [np.stack([y.real, y.imag], axis=-1).astype(inputs[0].dtype)]
-
-
-class DynamicQuantize(Op):
-    """u8 quantization with scale and zero point from the data's range (ONNX
-    DynamicQuantizeLinear): outputs y, scale, zero point."""
-
-    name = "DynamicQuantize"
-
-    def output_facts(self, inputs):
-        expect_inputs(inputs, 1)
-        return [Fact(datum.U8, inputs[0].shape), Fact(datum.F32, ()), Fact(datum.U8, ())]
-
-    def eval(self, inputs):
-        x = inputs[0].astype(np.float32)
-        low = min(0.0, float(x.min())) if x.size else 0.0
-        high = max(0.0, float(x.max())) if x.size else 0.0
-        scale = np.float32((high - low) / 255.0) if high > low else np.float32(1.0)
-        zero = np.clip(np.rint(-low / scale), 0, 255)
-        y = np.clip(np.rint(x / scale) + zero, 0, 255)
-        return [y.astype(np.uint8), np.asarray(scale, np.float32),
-                np.asarray(zero, np.uint8)]
 
 
 class Det(Op):
