@@ -6,23 +6,10 @@ import numpy as np
 from .. import dims
 from ..errors import BadAttribute
 from ..ops.elementwise import Binary, Unary
-from ..ops.nn import LayerNorm
+from ..ops.nn import LayerNorm, normalization_chain
 from ..ops.reduce import Reduce
 from ..ops.shape import Reshape
 from .registry import translator
-
-
-def _normalize(ctx, x, axes, epsilon, suffix=""):
-    """(x - mean) * rsqrt(var + eps), with mean and inv-std (kept dims)."""
-    dtype = ctx.target.fact(x).dtype
-    mean = ctx.wire(Reduce("mean", axes), [x], f"mean{suffix}")
-    centered = ctx.wire(Binary("sub"), [x, mean], f"centered{suffix}")
-    square = ctx.wire(Binary("mul"), [centered, centered], f"square{suffix}")
-    var = ctx.wire(Reduce("mean", axes), [square], f"var{suffix}")
-    eps = ctx.const(np.array(epsilon, dtype), f"epsilon{suffix}")
-    shifted = ctx.wire(Binary("add"), [var, eps], f"var_eps{suffix}")
-    inv = ctx.wire(Unary("rsqrt"), [shifted], f"inv_std{suffix}")
-    return ctx.wire(Binary("mul"), [centered, inv], f"normalized{suffix}"), mean, inv
 
 
 def _per_channel(ctx, index, shape, what):
@@ -45,7 +32,10 @@ def layer_normalization(ctx):
         return [ctx.wire(op, [ctx.input(i) for i in range(2 + has_bias)])]
     # Mean and InvStdDev are wanted too: the expansion gives them (and declutter fuses
     # the rest into a LayerNorm when they turn out unused)
-    normalized, mean, inv = _normalize(ctx, ctx.input(0), axes, epsilon)
+    centered, mean, inv = normalization_chain(
+        lambda what, op, ins: ctx.wire(op, ins, what),
+        lambda what, value: ctx.const(value, what), ctx.input(0), axes, epsilon, x.dtype)
+    normalized = ctx.wire(Binary("mul"), [centered, inv], "normalized")
     y = ctx.wire(Binary("mul"), [normalized, ctx.input(1)], "scaled" if has_bias else None)
     if has_bias:
         y = ctx.wire(Binary("add"), [y, ctx.input(2)])

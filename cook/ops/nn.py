@@ -218,14 +218,10 @@ class LayerNorm(Op):
         return patch.shunt(node.outlet(), patch.wire1(node.name, op, node.inputs[:-1]))
 
     def decompose(self, patch, name, inputs):
-        x = inputs[0]
-        mean = patch.wire1(name + "_mean", Reduce("mean", self.axes), [x])
-        centered = patch.wire1(name + "_centered", Binary("sub"), [x, mean])
-        square = patch.wire1(name + "_square", Binary("mul"), [centered, centered])
-        var = patch.wire1(name + "_var", Reduce("mean", self.axes), [square])
-        eps = patch.const(name + "_epsilon", np.array(self.epsilon, patch.graph.fact(x).dtype))
-        shifted = patch.wire1(name + "_var_eps", Binary("add"), [var, eps])
-        inv = patch.wire1(name + "_inv_std", Unary("rsqrt"), [shifted])
+        centered, _, inv = normalization_chain(
+            lambda what, op, ins: patch.wire1(f"{name}_{what}", op, ins),
+            lambda what, value: patch.const(f"{name}_{what}", value),
+            inputs[0], self.axes, self.epsilon, patch.graph.fact(inputs[0]).dtype)
         steps = [("mul", inv)] + [(kind, p) for kind, p in zip(
             ("mul", "add") if self.has_scale else ("add",), inputs[1:])]
         y = centered
@@ -233,3 +229,17 @@ class LayerNorm(Op):
             last = index == len(steps) - 1
             y = patch.wire1(name if last else f"{name}_{index}", Binary(kind), [y, operand])
         return [y]
+
+
+def normalization_chain(wire, const, x, axes, epsilon, dtype):
+    """x - mean and rsqrt(var + eps) over `axes`, as plan ops: (centered, mean, inv_std).
+
+    The one spelling of a normalisation in plan ops, for LayerNorm's lowering and for
+    ONNX LayerNormalization when its Mean and InvStdDev outputs are read. `wire(what, op,
+    inputs)` and `const(what, value)` add nodes named after `what`."""
+    mean = wire("mean", Reduce("mean", axes), [x])
+    centered = wire("centered", Binary("sub"), [x, mean])
+    square = wire("square", Binary("mul"), [centered, centered])
+    var = wire("var", Reduce("mean", axes), [square])
+    shifted = wire("var_eps", Binary("add"), [var, const("epsilon", np.array(epsilon, dtype))])
+    return centered, mean, wire("inv_std", Unary("rsqrt"), [shifted])
