@@ -177,11 +177,31 @@ class Concat(Op):
 Concat.NNEF_READERS = {"concat": Concat._read}
 
 
-class Squeeze(Op):
-    name = "Squeeze"
+class _SizeOneAxes(Op):
+    """Squeeze and Unsqueeze: remove or insert size-1 axes, written as the NNEF op of
+    the same name in lower case; with no axes, nothing to do."""
 
     def __init__(self, axes):
         self.axes = tuple(sorted(int(a) for a in axes))
+
+    def declutter(self, graph, node):
+        if not self.axes:
+            return Patch(graph, f"{self.name.lower()} nothing").shunt(node.outlet(),
+                                                                    node.inputs[0])
+        return None
+
+    def nnef_write(self, writer, node):
+        x = writer.ident(node.inputs[0])
+        writer.assign(node, f"{self.name.lower()}({x}, axes = {writer.fmt(list(self.axes))})")
+
+    @classmethod
+    def _read(cls, reader, inv):
+        x = reader.outlet(inv.arg(0, "input"))
+        return reader.wire(inv, cls(inv.kwarg("axes")), [x])
+
+
+class Squeeze(_SizeOneAxes):
+    name = "Squeeze"
 
     def output_facts(self, inputs):
         expect_inputs(inputs, 1)
@@ -194,31 +214,14 @@ class Squeeze(Op):
     def eval(self, inputs):
         return [np.squeeze(inputs[0], axis=self.axes)]
 
-    def declutter(self, graph, node):
-        if not self.axes:
-            return Patch(graph, "squeeze nothing").shunt(node.outlet(), node.inputs[0])
-        return None
-
-    def nnef_write(self, writer, node):
-        x = writer.ident(node.inputs[0])
-        writer.assign(node, f"squeeze({x}, axes = {writer.fmt(list(self.axes))})")
-
-    @staticmethod
-    def _read(reader, inv):
-        x = reader.outlet(inv.arg(0, "input"))
-        return reader.wire(inv, Squeeze(inv.kwarg("axes")), [x])
-
 
 Squeeze.NNEF_READERS = {"squeeze": Squeeze._read}
 
 
-class Unsqueeze(Op):
+class Unsqueeze(_SizeOneAxes):
     """Insert size-1 dims; `axes` index the output."""
 
     name = "Unsqueeze"
-
-    def __init__(self, axes):
-        self.axes = tuple(sorted(int(a) for a in axes))
 
     def output_facts(self, inputs):
         expect_inputs(inputs, 1)
@@ -233,20 +236,6 @@ class Unsqueeze(Op):
 
     def eval(self, inputs):
         return [np.expand_dims(inputs[0], self.axes)]
-
-    def declutter(self, graph, node):
-        if not self.axes:
-            return Patch(graph, "unsqueeze nothing").shunt(node.outlet(), node.inputs[0])
-        return None
-
-    def nnef_write(self, writer, node):
-        x = writer.ident(node.inputs[0])
-        writer.assign(node, f"unsqueeze({x}, axes = {writer.fmt(list(self.axes))})")
-
-    @staticmethod
-    def _read(reader, inv):
-        x = reader.outlet(inv.arg(0, "input"))
-        return reader.wire(inv, Unsqueeze(inv.kwarg("axes")), [x])
 
 
 Unsqueeze.NNEF_READERS = {"unsqueeze": Unsqueeze._read}
