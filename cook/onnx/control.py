@@ -116,17 +116,7 @@ def scan(ctx):
         body_facts.append(Fact(fact.datum_type, fact.shape[:axis] + fact.shape[axis + 1:]))
     model = typed_body(ctx, body, body_facts, implicit)
     op = Scan(model, n_states, n_scan, in_axes, in_dirs, out_axes, out_dirs)
-    return wire_body_op(ctx, op, declared + list(implicit.values()))
-
-
-def wire_body_op(ctx, op, inputs):
-    """The op's outputs; constants when every input is one (run while cooking: typing
-    may have symbols for counts that the run decides)."""
-    values = [ctx.target.fact(o).value for o in inputs]
-    if all(v is not None for v in values):
-        return [ctx.const(v, f"out{i}") for i, v in enumerate(op.eval(values))]
-    node = ctx.target.add_node(ctx.name, op, inputs)
-    return [node.outlet(i) for i in range(len(node.outputs))]
+    return ctx.wire_or_run(op, declared + list(implicit.values()))
 
 
 UNROLL_LIMIT = 256      # iterations inlined at most: beyond, the graph grows too much
@@ -160,7 +150,7 @@ def loop(ctx):
             outer |= dims.symbols(dim)
     op = Loop(body, declared[0] is not None, declared[1] is not None, n_carried,
               trip_count(ctx, declared, body), scan_shapes(ctx, body, n_carried, outer))
-    return wire_body_op(ctx, op, inputs)
+    return ctx.wire_or_run(op, inputs)
 
 
 def typed_loop_body(ctx, graph, initial, implicit):

@@ -132,6 +132,16 @@ class Translation:
             raise type(error)(f"{error} (translating ONNX {self.onnx.op_type} "
                               f"opset {self.opset})") from None
 
+    def wire_or_run(self, op, inputs):
+        """The op's outputs, or, when every input is a constant, its results as constants
+        (run while cooking). For ops whose typing has symbols only a run decides (counts
+        of NonZero, Unique, a Loop's trips), so the graph cannot fold them by itself."""
+        values = [self.target.fact(o).value for o in inputs]
+        if all(v is not None for v in values):
+            return [self.const(v, f"out{i}") for i, v in enumerate(op.eval(values))]
+        node = self.target.add_node(self.name, op, inputs)
+        return [node.outlet(i) for i in range(len(node.outputs))]
+
     def const(self, value, suffix):
         return self.target.add_const(f"{self.name}_{suffix}", np.asarray(value))
 

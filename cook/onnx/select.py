@@ -1,7 +1,7 @@
 """Translators of ops whose output sizes depend on values: NonZero, Compress, Unique.
 
-A constant input folds to constants here (the count is then known); otherwise the op
-types with a fresh symbol for its count (see cook/ops/select.py).
+Constant inputs run while cooking (`wire_or_run`: the count is then known); otherwise
+the op types with a fresh symbol for its count (see cook/ops/select.py).
 """
 import numpy as np
 
@@ -11,19 +11,10 @@ from ..ops.shape import Gather, Reshape
 from .registry import translator
 
 
-def _wire_or_fold(ctx, op, inputs):
-    """Constants when every input is one, else the op with its symbolic count."""
-    values = [ctx.target.fact(o).value for o in inputs]
-    if all(v is not None for v in values):
-        return [ctx.const(np.asarray(v), f"out{i}") for i, v in enumerate(op.eval(values))]
-    node = ctx.target.add_node(ctx.name, op, inputs)
-    return [node.outlet(i) for i in range(len(node.outputs))]
-
-
 @translator("NonZero", opsets="9+", types="all", cook_only=True,
             notes="the count is a symbol decided at run time")
 def nonzero(ctx):
-    return _wire_or_fold(ctx, NonZero(ctx.fresh_symbol("count")), [ctx.input(0)])
+    return ctx.wire_or_run(NonZero(ctx.fresh_symbol("count")), [ctx.input(0)])
 
 
 @translator("Compress", opsets="9+", types="all",
@@ -35,8 +26,8 @@ def compress(ctx):
         axis = ctx.axis(axis, ctx.fact(0).rank)
     condition = ctx.target.fact(ctx.input(1)).value
     if condition is None:
-        return _wire_or_fold(ctx, Compress(axis, ctx.fresh_symbol("count")),
-                             [ctx.input(0), ctx.input(1)])
+        return ctx.wire_or_run(Compress(axis, ctx.fresh_symbol("count")),
+                               [ctx.input(0), ctx.input(1)])
     source = ctx.input(0)
     if axis is None:
         source = ctx.wire(Reshape((dims.product(ctx.fact(0).shape),)), [source], "flat")
@@ -52,4 +43,4 @@ def unique(ctx):
     if axis is not None:
         axis = ctx.axis(axis, ctx.fact(0).rank)
     op = Unique(axis, ctx.attrs.int("sorted", 1), ctx.fresh_symbol("count"))
-    return _wire_or_fold(ctx, op, [ctx.input(0)])
+    return ctx.wire_or_run(op, [ctx.input(0)])
