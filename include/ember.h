@@ -93,7 +93,9 @@ typedef enum ember_datum_type {
     EMBER_I16 = 7,
     EMBER_U16 = 8,
     EMBER_U32 = 9,
-    EMBER_U64 = 10
+    EMBER_U64 = 10,
+    EMBER_F16 = 11,              /* IEEE binary16, stored as such */
+    EMBER_F64 = 12
 } ember_datum_type;
 
 /* A dense, row-major tensor. `data` is not owned by the struct. */

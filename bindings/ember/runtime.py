@@ -15,12 +15,14 @@ _DTYPES = {
     lib.EMBER_U8: np.dtype(np.uint8), lib.EMBER_BOOL: np.dtype(np.bool_),
     lib.EMBER_I16: np.dtype(np.int16), lib.EMBER_U16: np.dtype(np.uint16),
     lib.EMBER_U32: np.dtype(np.uint32), lib.EMBER_U64: np.dtype(np.uint64),
+    lib.EMBER_F16: np.dtype(np.float16), lib.EMBER_F64: np.dtype(np.float64),
 }
 _CODES = {dtype: code for code, dtype in _DTYPES.items()}
 _NAMES = {np.dtype(np.float32): "f32", np.dtype(np.int64): "i64", np.dtype(np.int32): "i32",
           np.dtype(np.int8): "i8", np.dtype(np.uint8): "u8", np.dtype(np.bool_): "bool",
           np.dtype(np.int16): "i16", np.dtype(np.uint16): "u16", np.dtype(np.uint32): "u32",
-          np.dtype(np.uint64): "u64"}
+          np.dtype(np.uint64): "u64",
+          np.dtype(np.float16): "f16", np.dtype(np.float64): "f64"}
 
 STATUS_NAMES = {
     lib.EMBER_ERROR_IO: "io", lib.EMBER_ERROR_FORMAT: "format",

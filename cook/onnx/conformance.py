@@ -120,8 +120,12 @@ def _short(text, limit=160):
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
-def run_case(case):
-    """(passed, reason) of one case; never raises."""
+ENGINES = ("reference", "c")
+
+
+def run_case(case, engine="reference"):
+    """(passed, reason) of one case through `engine`: "reference" (cook + run_reference)
+    or "c" (cook + plan + the C runtime); never raises."""
     from .. import CookError, UnsupportedOp
     if case.name in SKIPPED:
         return False, f"skipped: {SKIPPED[case.name]}"
@@ -133,13 +137,17 @@ def run_case(case):
         return False, "string tensors are not supported"
     try:
         try:
-            got = _run(model, inputs, freeze=False)
+            got = _run(model, inputs, freeze=False, engine=engine)
         except UnsupportedOp as error:
             if "must be a constant" not in str(error):
                 raise
-            got = _run(model, inputs, freeze=True)
+            got = _run(model, inputs, freeze=True, engine=engine)
     except CookError as error:
         return False, f"{type(error).__name__}: {_short(error)}"
+    except RuntimeError as error:            # ember.EmberError, from the C runtime
+        if type(error).__name__ != "EmberError":
+            return False, f"internal error {type(error).__name__}: {_short(error)}"
+        return False, f"C runtime ({error.kind}): {_short(_no_location(error))}"
     except Exception as error:               # noqa: BLE001
         return False, f"internal error {type(error).__name__}: {_short(error)}"
     if len(got) != len(expected):
@@ -164,7 +172,12 @@ def run_case(case):
     return True, ""
 
 
-def _run(model, inputs, freeze):
+def _no_location(error):
+    """A C runtime message without its plan location (the same reason in every test)."""
+    return re.sub(r"^\S*graph\.nnef:\d+: ", "", str(error))
+
+
+def _run(model, inputs, freeze, engine="reference"):
     """ONNX -> typed, decluttered model -> run_reference. With `freeze`, the integer
     vectors and the scalars (attribute-like: axes, shape, pads, k…) get their values fixed
     (`set_input_value`), as a model would have them as constants."""
@@ -184,15 +197,20 @@ def _run(model, inputs, freeze):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with np.errstate(all="ignore"):
-            return im.into_model().run_reference(inputs)
+            typed = im.into_model()
+            if engine == "reference":
+                return typed.run_reference(inputs)
+    runnable = typed.into_runnable()
+    return runnable.run([np.asarray(v, dtype=f.dtype) if np.asarray(v).dtype != f.dtype
+                         else v for v, f in zip(inputs, typed.input_facts())])
 
 
-def run_all(cases=None, progress=None):
+def run_all(cases=None, progress=None, engine="reference"):
     """[Result] of every case (in order)."""
     results = []
     for case in cases if cases is not None else all_cases():
         start = time.perf_counter()
-        passed, reason = run_case(case)
+        passed, reason = run_case(case, engine)
         results.append(Result(case.name, case.source, case.op_type, passed, reason,
                               time.perf_counter() - start))
         if progress:
@@ -200,8 +218,9 @@ def run_all(cases=None, progress=None):
     return results
 
 
-def main():
-    results = run_all()
+def main(argv=()):
+    engine = "c" if "--c" in argv else "reference"
+    results = run_all(engine=engine)
     passed = [r for r in results if r.passed]
     print(f"{len(passed)} / {len(results)} pass")
     for result in results:
@@ -212,4 +231,5 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+    main(sys.argv[1:])

@@ -161,20 +161,86 @@ static ember_status read_properties(ember_model *model, const ember_nnef_documen
 
 /* One `name = rvalue;` of the graph body. Assigning a name twice is refused: NNEF is
  * single-assignment, and a silent rebinding would make graph outputs ambiguous. */
+/* The identifiers an assignment defines: one, or the items of a tuple or array
+ * (`a, b = split(…)`). Each must be new: NNEF is single-assignment, and a silent
+ * rebinding would make graph outputs ambiguous. */
+static ember_status lvalue_names(builder *b, const ember_nnef_assignment *assignment,
+                                 const char **names, int *count)
+{
+    const char *origin = b->model->graph_origin;
+    const ember_nnef_expr *lvalue = assignment->lvalue;
+    const ember_nnef_expr *const *items = (const ember_nnef_expr *const *)&assignment->lvalue;
+    size_t n = 1;
+    if (lvalue->kind == EMBER_NNEF_TUPLE || lvalue->kind == EMBER_NNEF_ARRAY) {
+        items = (const ember_nnef_expr *const *)lvalue->u.list.items;
+        n = lvalue->u.list.count;
+    }
+    if (n == 0 || n > EMBER_MAX_RESULTS)
+        return ember_error_set(EMBER_ERROR_UNSUPPORTED, "%s:%d: an assignment of %zu results "
+                               "(at most %d)", origin, assignment->line, n, EMBER_MAX_RESULTS);
+    for (size_t i = 0; i < n; i++) {
+        if (items[i]->kind != EMBER_NNEF_IDENTIFIER)
+            return ember_error_set(EMBER_ERROR_INVALID, "%s:%d: the left of '=' must be "
+                                   "identifiers", origin, assignment->line);
+        names[i] = items[i]->u.string;
+        int taken = ember_name_map_get(&b->names, names[i]) >= 0;
+        for (size_t j = 0; j < i && !taken; j++)
+            taken = strcmp(names[j], names[i]) == 0;
+        if (taken)
+            return ember_error_set(EMBER_ERROR_INVALID, "%s:%d: '%s' is assigned twice", origin,
+                                   assignment->line, names[i]);
+    }
+    *count = (int)n;
+    return EMBER_OK;
+}
+
+/* An invocation of an op of the table, defining `count` names. */
+static ember_status build_invocation(builder *b, const char *const *names, int count,
+                                     const ember_nnef_expr *rvalue, int line)
+{
+    ember_model *model = b->model;
+    const char *op_name = rvalue->u.invocation.op;
+    const ember_op *op = ember_op_find(op_name);
+    if (op == NULL)
+        return ember_error_set(EMBER_ERROR_UNSUPPORTED, "%s:%d: node '%s': unknown op '%s'",
+                               model->graph_origin, line, names[0], op_name);
+    const int allowed = op->max_outputs > 0 ? op->max_outputs : 1;
+    if (count > allowed)
+        return ember_error_set(EMBER_ERROR_INVALID, "%s:%d: node '%s': %s gives at most %d "
+                               "result%s, %d are assigned", model->graph_origin, line,
+                               names[0], op_name, allowed, allowed == 1 ? "" : "s", count);
+    ember_status status = ember_build_node(b, names, count, op, rvalue, line);
+    if (status != EMBER_OK)
+        return status;
+    const ember_node *node = &model->nodes[model->node_count - 1];
+    for (int k = 0; k < count && status == EMBER_OK; k++)
+        status = name_map_put(&b->names, names[k], node->output + k);
+    return status;
+}
+
+/* One `name = rvalue;` (or `a, b = rvalue;`) of the graph body. */
 static ember_status build_assignment(builder *b, const ember_nnef_assignment *assignment)
 {
     ember_model *model = b->model;
     const char *origin = model->graph_origin;
     const int line = assignment->line;
     const ember_nnef_expr *rvalue = assignment->rvalue;
-    if (assignment->lvalue->kind != EMBER_NNEF_IDENTIFIER)
-        return ember_error_set(EMBER_ERROR_UNSUPPORTED,
-                               "%s:%d: operations with several results are not supported yet",
-                               origin, line);
-    const char *name = assignment->lvalue->u.string;
-    if (ember_name_map_get(&b->names, name) >= 0)
-        return ember_error_set(EMBER_ERROR_INVALID, "%s:%d: '%s' is assigned twice", origin,
-                               line, name);
+    const char *names[EMBER_MAX_RESULTS];
+    int count = 0;
+    ember_status status = lvalue_names(b, assignment, names, &count);
+    if (status != EMBER_OK)
+        return status;
+    const char *name = names[0];
+    const int is_invocation = rvalue->kind == EMBER_NNEF_INVOCATION;
+    const char *op_name = is_invocation ? rvalue->u.invocation.op : "";
+    const int is_source = strcmp(op_name, "external") == 0 ||
+                          strcmp(op_name, "tract_core_external") == 0 ||
+                          strcmp(op_name, "variable") == 0;
+    if (is_invocation && !is_source)
+        return build_invocation(b, names, count, rvalue, line);
+    if (count != 1)
+        return ember_error_set(EMBER_ERROR_INVALID, "%s:%d: %d names assigned one value",
+                               origin, line, count);
 
     int id = -1;
     if (rvalue->kind == EMBER_NNEF_IDENTIFIER) {
@@ -182,28 +248,15 @@ static ember_status build_assignment(builder *b, const ember_nnef_assignment *as
         if (id < 0)
             return ember_error_set(EMBER_ERROR_INVALID, "%s:%d: '%s': undefined identifier '%s'",
                                    origin, line, name, rvalue->u.string);
-    } else if (rvalue->kind == EMBER_NNEF_INVOCATION) {
-        const char *op_name = rvalue->u.invocation.op;
-        ember_status status;
-        if (strcmp(op_name, "external") == 0 || strcmp(op_name, "tract_core_external") == 0 ||
-            strcmp(op_name, "variable") == 0) {
-            status = ember_new_value(model, name, &id);
-            if (status != EMBER_OK)
-                return status;
+    } else if (is_source) {
+        status = ember_new_value(model, name, &id);
+        if (status == EMBER_OK)
             status = op_name[0] == 'v' ? ember_build_variable(b, id, rvalue, line)
                                        : ember_build_external(b, id, rvalue, line);
-        } else {
-            const ember_op *op = ember_op_find(op_name);
-            if (op == NULL)
-                return ember_error_set(EMBER_ERROR_UNSUPPORTED, "%s:%d: node '%s': unknown op '%s'",
-                                       origin, line, name, op_name);
-            status = ember_build_node(b, name, op, rvalue, line);
-            id = model->nodes[model->node_count - 1].output;
-        }
         if (status != EMBER_OK)
             return status;
     } else if (ember_is_literal(rvalue)) {
-        ember_status status = ember_build_literal(b, name, rvalue, line, &id);
+        status = ember_build_literal(b, name, rvalue, line, &id);
         if (status != EMBER_OK)
             return status;
     } else {

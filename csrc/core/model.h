@@ -27,6 +27,9 @@
 
 struct ember_op;
 
+/* The most results one operation may assign. */
+#define EMBER_MAX_RESULTS 16
+
 /* A tensor of the graph: its fact (datum type and shape) and, for constants, its data. */
 typedef struct ember_value {
     char *name;                   /* identifier in graph.nnef (owned), for messages */
@@ -38,15 +41,18 @@ typedef struct ember_value {
     int producer;                 /* index of the producing node, -1 if none */
 } ember_value;
 
-/* One operation: an op of the op table applied to input values, giving one value. */
+/* One operation: an op of the op table applied to input values, giving output_count
+ * values with consecutive ids output, output + 1, … (a tuple assignment `a, b = f(x)`
+ * gives two), so an op's infer and run see its outputs as one array. */
 typedef struct ember_node {
     const struct ember_op *op;
-    const char *name;             /* the result identifier (the output value's name) */
+    const char *name;             /* the first result identifier (its value's name) */
     const char *origin;           /* "plan.tgz:graph.nnef", for messages */
     int line;                     /* line of the assignment in graph.nnef */
     int *inputs;                  /* value ids, in the op's parameter order */
     size_t input_count;
-    int output;                   /* value id */
+    int output;                   /* value id of the first output */
+    int output_count;             /* 1, or the length of the assigned tuple */
     void *attributes;             /* op-specific struct from op->parse (malloc'd), or NULL */
 } ember_node;
 

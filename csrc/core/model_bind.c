@@ -150,17 +150,23 @@ static ember_status bind_tensors(builder *b, ember_node *node, const ember_nnef_
 
 /* A node of the op table: bind, parse attributes, run the shape rule. Errors leave the
  * node in the model, so ember_model_destroy frees whatever was built so far. */
-ember_status ember_build_node(builder *b, const char *name, const ember_op *op,
-                              const ember_nnef_expr *call, int line)
+ember_status ember_build_node(builder *b, const char *const *names, int name_count,
+                              const ember_op *op, const ember_nnef_expr *call, int line)
 {
     ember_model *model = b->model;
     if (ember_array_grow((void **)&model->nodes, &model->node_capacity, model->node_count,
                          sizeof(ember_node)) != 0)
         return ember_error_set(EMBER_ERROR_MEMORY, "out of memory building the graph");
-    /* The output value first: creating values may move the values array, so pointers to
-     * values are taken only after the last one exists. */
-    int output;
-    ember_status status = ember_new_value(model, name, &output);
+    /* The output values first, with consecutive ids: creating values may move the values
+     * array, so pointers to values are taken only after the last one exists. */
+    int output = -1;
+    ember_status status = EMBER_OK;
+    for (int k = 0; k < name_count && status == EMBER_OK; k++) {
+        int id;
+        status = ember_new_value(model, names[k], &id);
+        if (k == 0)
+            output = id;
+    }
     if (status != EMBER_OK)
         return status;
     const size_t index = model->node_count++;
@@ -171,7 +177,9 @@ ember_status ember_build_node(builder *b, const char *name, const ember_op *op,
     node->origin = model->graph_origin;
     node->line = line;
     node->output = output;
-    model->values[output].producer = (int)index;
+    node->output_count = name_count;
+    for (int k = 0; k < name_count; k++)
+        model->values[output + k].producer = (int)index;
 
     const ember_nnef_expr *bound[EMBER_OP_MAX_PARAMS];
     status = bind_arguments(node, call, bound);
@@ -200,6 +208,9 @@ ember_status ember_build_node(builder *b, const char *name, const ember_op *op,
         free(input_values);
     if (status != EMBER_OK)
         return status;
-    ember_value *out = &model->values[output];
-    return ember_set_value_shape(model, out, out->datum_type, out->rank, out->shape, line);
+    for (int k = 0; k < name_count && status == EMBER_OK; k++) {
+        ember_value *out = &model->values[output + k];
+        status = ember_set_value_shape(model, out, out->datum_type, out->rank, out->shape, line);
+    }
+    return status;
 }

@@ -76,7 +76,8 @@ ember_status ember_build_literal(builder *b, const char *name, const ember_nnef_
 
 /* A node of the op table for `name = call;`. Errors leave the node in the model, so
  * ember_model_destroy frees whatever was built so far. */
-ember_status ember_build_node(builder *b, const char *name, const ember_op *op,
+ember_status ember_build_node(builder *b, const char *const *names, int name_count,
+                              const ember_op *op,
                               const ember_nnef_expr *call, int line);
 
 #endif /* EMBER_CORE_MODEL_BUILD_H */

@@ -147,8 +147,11 @@ ember_status ember_build_external(builder *b, int id, const ember_nnef_expr *cal
             dt = ember_datum_type_from_name(type->u.string);
         if (type != NULL && (type->kind != EMBER_NNEF_STRING || dt == 0))
             return ember_error_set(EMBER_ERROR_UNSUPPORTED,
-                                   "%s:%d: input '%s': unsupported datum_type", model->graph_origin,
-                                   line, value->name);
+                                   "%s:%d: input '%s': unsupported datum_type %s%s%s",
+                                   model->graph_origin, line, value->name,
+                                   type->kind == EMBER_NNEF_STRING ? "'" : "(not a string)",
+                                   type->kind == EMBER_NNEF_STRING ? type->u.string : "",
+                                   type->kind == EMBER_NNEF_STRING ? "'" : "");
     } else if (generic != NULL && strcmp(generic, "integer") == 0) {
         dt = EMBER_I64;
     } else if (generic != NULL && strcmp(generic, "logical") == 0) {

@@ -76,7 +76,7 @@ typedef struct ember_prepare_context {
 typedef struct ember_op_io {
     const ember_tensor *const *inputs;
     size_t input_count;
-    ember_tensor *output;
+    ember_tensor *output;    /* node->output_count consecutive tensors */
     void *scratch;           /* scratch_bytes asked by prepare, 64-byte aligned */
 } ember_op_io;
 
@@ -102,6 +102,9 @@ typedef struct ember_op {
     ember_status (*prepare)(ember_prepare_context *ctx, void **out_prepared);
     void (*run)(const ember_node *node, void *prepared, const ember_op_io *io);
     void (*free_prepared)(void *prepared);
+    /* How many results an invocation may assign (`a, b = split(…)`): 0 means exactly one.
+     * infer and run then see node->output_count consecutive outputs. */
+    int max_outputs;
 } ember_op;
 
 /* The descriptor serving NNEF name `name`, or NULL (csrc/ops/op_table.c). */

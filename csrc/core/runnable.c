@@ -47,7 +47,9 @@ static void mark_live(const ember_model *model, uint8_t *live)
         needed[model->outputs[i]] = 1;
     for (size_t n = model->node_count; n-- > 0;) {
         const ember_node *node = &model->nodes[n];
-        live[n] = needed[node->output];
+        live[n] = 0;
+        for (int k = 0; k < node->output_count; k++)
+            live[n] |= needed[node->output + k];
         for (size_t i = 0; live[n] && i < node->input_count; i++)
             needed[node->inputs[i]] = 1;
     }
@@ -341,8 +343,11 @@ ember_status ember_runnable_execute(ember_runnable *runnable, size_t n_inputs,
         if (!step->active)
             continue;
         ember_tensor *output = &runnable->tensors[step->node->output];
-        if (ember_shape_count(output->shape, output->rank) == 0)
-            continue; /* nothing to compute; ops may assume non-empty outputs */
+        int empty = 1;
+        for (int k = 0; k < step->node->output_count && empty; k++)
+            empty = ember_shape_count(output[k].shape, output[k].rank) == 0;
+        if (empty)
+            continue; /* nothing to compute; ops may assume a non-empty output */
         const ember_op_io io = {step->inputs, step->node->input_count, output, step->scratch};
         step->node->op->run(step->node, step->prepared, &io);
     }

@@ -13,7 +13,7 @@ static const struct {
     {EMBER_F32, "f32", 4}, {EMBER_I64, "i64", 8}, {EMBER_I32, "i32", 4},
     {EMBER_I8, "i8", 1},   {EMBER_U8, "u8", 1},   {EMBER_BOOL, "bool", 1},
     {EMBER_I16, "i16", 2}, {EMBER_U16, "u16", 2}, {EMBER_U32, "u32", 4},
-    {EMBER_U64, "u64", 8},
+    {EMBER_U64, "u64", 8}, {EMBER_F16, "f16", 2}, {EMBER_F64, "f64", 8},
 };
 #define DATUM_TYPE_COUNT (sizeof datum_types / sizeof datum_types[0])
 

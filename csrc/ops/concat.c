@@ -89,5 +89,5 @@ static const ember_op_param concat_params[] = {
     {"axis", EMBER_PARAM_ATTRIBUTE, 0, 0.0f},
 };
 
-const ember_op ember_op_concat = {"concat", 0, 0, concat_params, 2, concat_parse, concat_infer,
-                                  NULL, NULL, concat_run, NULL};
+const ember_op ember_op_concat = {.name = "concat", .params = concat_params,
+    .param_count = 2, .parse = concat_parse, .infer = concat_infer, .run = concat_run};

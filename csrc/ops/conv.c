@@ -653,6 +653,7 @@ static const ember_op_param conv_params[] = {
     {"groups", EMBER_PARAM_ATTRIBUTE, 0, 0.0f},
 };
 
-const ember_op ember_op_conv = {"conv", 0, EMBER_OP_FUSES_EPILOGUE, conv_params, 8,
-                                conv_parse, conv_infer, conv_accepts_bias_axis, conv_prepare,
-                                conv_run, conv_free};
+const ember_op ember_op_conv = {.name = "conv", .flags = EMBER_OP_FUSES_EPILOGUE,
+    .params = conv_params, .param_count = 8, .parse = conv_parse, .infer = conv_infer,
+    .accepts_bias_axis = conv_accepts_bias_axis, .prepare = conv_prepare,
+    .run = conv_run, .free_prepared = conv_free};

@@ -216,8 +216,9 @@ static const ember_op_param binary_params[] = {
 };
 
 #define BINARY_OP(op_name, op_variant)                                                     \
-    const ember_op ember_op_##op_name = {#op_name, op_variant, 0, binary_params, 2, NULL,   \
-                                         binary_infer, NULL, NULL, binary_run, NULL};
+    const ember_op ember_op_##op_name = {.name = #op_name, .variant = op_variant,           \
+                                         .params = binary_params, .param_count = 2,        \
+                                         .infer = binary_infer, .run = binary_run};
 BINARY_OP(add, ADD)
 BINARY_OP(sub, SUB)
 BINARY_OP(mul, MUL)
@@ -269,8 +270,8 @@ static const ember_op_param clamp_params[] = {
     {"b", EMBER_PARAM_TENSOR, 0, 0.0f},
 };
 
-const ember_op ember_op_clamp = {"clamp", 0, 0, clamp_params, 3, NULL, clamp_infer, NULL,
-                                 NULL, clamp_run, NULL};
+const ember_op ember_op_clamp = {.name = "clamp", .params = clamp_params,
+    .param_count = 3, .infer = clamp_infer, .run = clamp_run};
 
 /* ---------------------------------------------------------------- unary */
 
@@ -381,8 +382,10 @@ static void unary_run(const ember_node *node, void *prepared, const ember_op_io 
 static const ember_op_param unary_params[] = {{"x", EMBER_PARAM_TENSOR, 0, 0.0f}};
 
 #define UNARY_OP(op_name, op_variant)                                                      \
-    const ember_op ember_op_##op_name = {#op_name, op_variant, 0, unary_params, 1, NULL,    \
-                                         unary_infer, NULL, unary_prepare, unary_run, free};
+    const ember_op ember_op_##op_name = {.name = #op_name, .variant = op_variant,           \
+                                         .params = unary_params, .param_count = 1,         \
+                                         .infer = unary_infer, .prepare = unary_prepare,   \
+                                         .run = unary_run, .free_prepared = free};
 UNARY_OP(relu, RELU)
 UNARY_OP(sigmoid, SIGMOID)
 UNARY_OP(tanh, TANH)

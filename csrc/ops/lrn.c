@@ -117,5 +117,5 @@ static const ember_op_param lrn_params[] = {
 };
 
 const ember_op ember_op_local_response_normalization = {
-    "local_response_normalization", 0, 0, lrn_params, 5, lrn_parse, lrn_infer, NULL, NULL,
-    lrn_run, NULL};
+    .name = "local_response_normalization", .params = lrn_params, .param_count = 5,
+    .parse = lrn_parse, .infer = lrn_infer, .run = lrn_run};

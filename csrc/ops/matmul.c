@@ -309,6 +309,7 @@ static const ember_op_param matmul_params[] = {
     {"transposeB", EMBER_PARAM_ATTRIBUTE, 0, 0.0f},
 };
 
-const ember_op ember_op_matmul = {"matmul", 0, EMBER_OP_FUSES_EPILOGUE, matmul_params, 4,
-                                  matmul_parse, matmul_infer, matmul_accepts_bias_axis,
-                                  matmul_prepare, matmul_run, matmul_free};
+const ember_op ember_op_matmul = {.name = "matmul", .flags = EMBER_OP_FUSES_EPILOGUE,
+    .params = matmul_params, .param_count = 4, .parse = matmul_parse,
+    .infer = matmul_infer, .accepts_bias_axis = matmul_accepts_bias_axis,
+    .prepare = matmul_prepare, .run = matmul_run, .free_prepared = matmul_free};

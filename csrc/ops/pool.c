@@ -429,9 +429,12 @@ static const ember_op_param pool_params[] = {
     {"normalize", EMBER_PARAM_ATTRIBUTE, 0, 0.0f},
 };
 
-const ember_op ember_op_max_pool = {"max_pool", MAX_POOL, 0, pool_params, 6, pool_parse,
-                                    pool_infer, NULL, pool_prepare, pool_run, NULL};
-const ember_op ember_op_avg_pool = {"avg_pool", AVG_POOL, 0, pool_params, 6, pool_parse,
-                                    pool_infer, NULL, pool_prepare, pool_run, NULL};
-const ember_op ember_op_box = {"box", BOX, 0, pool_params, 7, pool_parse, pool_infer, NULL,
-                               pool_prepare, pool_run, NULL};
+const ember_op ember_op_max_pool = {.name = "max_pool", .variant = MAX_POOL,
+    .params = pool_params, .param_count = 6, .parse = pool_parse, .infer = pool_infer,
+    .prepare = pool_prepare, .run = pool_run};
+const ember_op ember_op_avg_pool = {.name = "avg_pool", .variant = AVG_POOL,
+    .params = pool_params, .param_count = 6, .parse = pool_parse, .infer = pool_infer,
+    .prepare = pool_prepare, .run = pool_run};
+const ember_op ember_op_box = {.name = "box", .variant = BOX, .params = pool_params,
+    .param_count = 7, .parse = pool_parse, .infer = pool_infer, .prepare = pool_prepare,
+    .run = pool_run};

@@ -170,9 +170,12 @@ static const ember_op_param reduce_params[] = {
     {"normalize", EMBER_PARAM_ATTRIBUTE, 0, 0.0f},
 };
 
-const ember_op ember_op_sum_reduce = {"sum_reduce", SUM, 0, reduce_params, 3, reduce_parse,
-                                      reduce_infer, NULL, NULL, reduce_run, NULL};
-const ember_op ember_op_mean_reduce = {"mean_reduce", MEAN, 0, reduce_params, 2, reduce_parse,
-                                       reduce_infer, NULL, NULL, reduce_run, NULL};
-const ember_op ember_op_max_reduce = {"max_reduce", MAX, 0, reduce_params, 2, reduce_parse,
-                                      reduce_infer, NULL, NULL, reduce_run, NULL};
+const ember_op ember_op_sum_reduce = {.name = "sum_reduce", .variant = SUM,
+    .params = reduce_params, .param_count = 3, .parse = reduce_parse,
+    .infer = reduce_infer, .run = reduce_run};
+const ember_op ember_op_mean_reduce = {.name = "mean_reduce", .variant = MEAN,
+    .params = reduce_params, .param_count = 2, .parse = reduce_parse,
+    .infer = reduce_infer, .run = reduce_run};
+const ember_op ember_op_max_reduce = {.name = "max_reduce", .variant = MAX,
+    .params = reduce_params, .param_count = 2, .parse = reduce_parse,
+    .infer = reduce_infer, .run = reduce_run};

@@ -178,9 +178,12 @@ static const ember_op_param axes_params[] = {
     {"axes", EMBER_PARAM_ATTRIBUTE, 0, 0.0f},
 };
 
-const ember_op ember_op_reshape = {"reshape", RESHAPE, EMBER_OP_VIEW, reshape_params, 4,
-                                   view_parse, view_infer, NULL, NULL, view_run, NULL};
-const ember_op ember_op_squeeze = {"squeeze", SQUEEZE, EMBER_OP_VIEW, axes_params, 2,
-                                   view_parse, view_infer, NULL, NULL, view_run, NULL};
-const ember_op ember_op_unsqueeze = {"unsqueeze", UNSQUEEZE, EMBER_OP_VIEW, axes_params, 2,
-                                     view_parse, view_infer, NULL, NULL, view_run, NULL};
+const ember_op ember_op_reshape = {.name = "reshape", .variant = RESHAPE,
+    .flags = EMBER_OP_VIEW, .params = reshape_params, .param_count = 4,
+    .parse = view_parse, .infer = view_infer, .run = view_run};
+const ember_op ember_op_squeeze = {.name = "squeeze", .variant = SQUEEZE,
+    .flags = EMBER_OP_VIEW, .params = axes_params, .param_count = 2,
+    .parse = view_parse, .infer = view_infer, .run = view_run};
+const ember_op ember_op_unsqueeze = {.name = "unsqueeze", .variant = UNSQUEEZE,
+    .flags = EMBER_OP_VIEW, .params = axes_params, .param_count = 2,
+    .parse = view_parse, .infer = view_infer, .run = view_run};

@@ -131,5 +131,5 @@ static const ember_op_param slice_params[] = {
     {"stride", EMBER_PARAM_ATTRIBUTE, 0, 0.0f},
 };
 
-const ember_op ember_op_slice = {"slice", 0, 0, slice_params, 5, slice_parse, slice_infer, NULL,
-                                 NULL, slice_run, NULL};
+const ember_op ember_op_slice = {.name = "slice", .params = slice_params,
+    .param_count = 5, .parse = slice_parse, .infer = slice_infer, .run = slice_run};

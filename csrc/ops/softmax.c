@@ -113,5 +113,6 @@ static const ember_op_param softmax_params[] = {
     {"axes", EMBER_PARAM_ATTRIBUTE, 0, 0.0f},
 };
 
-const ember_op ember_op_softmax = {"softmax", 0, 0, softmax_params, 2, softmax_parse,
-                                   softmax_infer, NULL, NULL, softmax_run, NULL};
+const ember_op ember_op_softmax = {.name = "softmax", .params = softmax_params,
+    .param_count = 2, .parse = softmax_parse, .infer = softmax_infer,
+    .run = softmax_run};

@@ -73,5 +73,6 @@ static const ember_op_param transpose_params[] = {
     {"axes", EMBER_PARAM_ATTRIBUTE, 0, 0.0f},
 };
 
-const ember_op ember_op_transpose = {"transpose", 0, 0, transpose_params, 2, transpose_parse,
-                                     transpose_infer, NULL, NULL, transpose_run, NULL};
+const ember_op ember_op_transpose = {.name = "transpose", .params = transpose_params,
+    .param_count = 2, .parse = transpose_parse, .infer = transpose_infer,
+    .run = transpose_run};

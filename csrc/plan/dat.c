@@ -4,7 +4,7 @@
  * Python side and accepts exactly the same files.
  *
  * Integer and f32 items are used in place (the runtime runs on little-endian CPUs
- * only) unless the archive left them misaligned; f16 and f64 become f32, 1-bit bools
+ * only, f16 and f64 included) unless the archive left them misaligned; 1-bit bools
  * become one byte per item, so the rest of the runtime sees only ember_datum_types.
  */
 #include <float.h>
@@ -35,9 +35,7 @@ enum {
 
 /* How the items are stored in the file, and what they become in memory. */
 typedef enum item_encoding {
-    ENCODING_AS_IS,  /* used in place: f32, integers, 8-bit bool (normalised to 0/1) */
-    ENCODING_F16,    /* converted to f32 */
-    ENCODING_F64,    /* converted to f32 */
+    ENCODING_AS_IS,  /* used in place: floats, integers, 8-bit bool (normalised to 0/1) */
     ENCODING_BITS    /* 1-bit bool, unpacked to bytes */
 } item_encoding;
 
@@ -72,11 +70,7 @@ static int datum_type_of(unsigned item_type, uint32_t bits, ember_datum_type *dt
     *enc = ENCODING_AS_IS;
     switch (item_type) {
     case ITEM_FLOAT:
-        *dt = EMBER_F32;
-        if (bits == 16)
-            *enc = ENCODING_F16;
-        else if (bits == 64)
-            *enc = ENCODING_F64;
+        *dt = bits == 16 ? EMBER_F16 : bits == 64 ? EMBER_F64 : EMBER_F32;
         return bits == 16 || bits == 32 || bits == 64;
     case ITEM_UNSIGNED:
     case ITEM_QUANT_UNSIGNED:
@@ -141,52 +135,6 @@ static ember_status expected_length(const dat_header *h, uint64_t count, item_en
     return EMBER_OK;
 }
 
-/* IEEE half → single, exact for every value including subnormals, inf and NaN. */
-static float half_to_float(uint16_t h) {
-    uint32_t sign = (uint32_t)(h & 0x8000) << 16, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
-    uint32_t bits;
-    if (exponent == 0x1f) {
-        bits = sign | 0x7f800000u | mantissa << 13;
-    } else if (exponent != 0) {
-        bits = sign | (exponent + 112) << 23 | mantissa << 13;
-    } else if (mantissa == 0) {
-        bits = sign;
-    } else { /* subnormal half: a normal single once the mantissa is shifted up */
-        exponent = 113;
-        while (!(mantissa & 0x400)) {
-            mantissa <<= 1;
-            exponent--;
-        }
-        bits = sign | exponent << 23 | (mantissa & 0x3ff) << 13;
-    }
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
-/* double → float where out-of-range finite values become ±inf explicitly (a plain
- * cast of an out-of-range value is undefined behaviour in ISO C). */
-static float double_to_float(double d) {
-    if (d > FLT_MAX)
-        return INFINITY;
-    if (d < -FLT_MAX)
-        return -INFINITY;
-    return (float)d;
-}
-
-static void convert_f16(const uint8_t *src, size_t count, float *dst) {
-    for (size_t i = 0; i < count; i++)
-        dst[i] = half_to_float((uint16_t)(src[2 * i] | src[2 * i + 1] << 8));
-}
-
-static void convert_f64(const uint8_t *src, size_t count, float *dst) {
-    for (size_t i = 0; i < count; i++) {
-        double d;
-        memcpy(&d, src + 8 * i, sizeof d);
-        dst[i] = double_to_float(d);
-    }
-}
-
 /* NNEF packs bools most significant bit first (as numpy.packbits does). */
 static void unpack_bits(const uint8_t *src, size_t count, uint8_t *dst) {
     for (size_t i = 0; i < count; i++)
@@ -203,7 +151,7 @@ static int has_non_boolean_byte(const uint8_t *p, size_t n) {
 /* Decide where the items live: in place, or in `owned` after conversion or copy. */
 static ember_status place_items(const uint8_t *payload, size_t count, size_t file_item_size,
                                 item_encoding enc, const char *name, ember_dat *out) {
-    size_t item_size = out->datum_type == EMBER_F32 ? 4 : out->datum_type == EMBER_BOOL ? 1 : file_item_size;
+    size_t item_size = out->datum_type == EMBER_BOOL ? 1 : file_item_size;
     if (count > SIZE_MAX / item_size)
         return ember_error_set(EMBER_ERROR_FORMAT, "%s: %zu items do not fit in memory", name, count);
     out->byte_size = count * item_size;
@@ -217,11 +165,7 @@ static ember_status place_items(const uint8_t *payload, size_t count, size_t fil
     out->owned = malloc(out->byte_size ? out->byte_size : 1);
     if (!out->owned)
         return ember_error_set(EMBER_ERROR_MEMORY, "%s: out of memory for %zu bytes", name, out->byte_size);
-    if (enc == ENCODING_F16)
-        convert_f16(payload, count, out->owned);
-    else if (enc == ENCODING_F64)
-        convert_f64(payload, count, out->owned);
-    else if (enc == ENCODING_BITS)
+    if (enc == ENCODING_BITS)
         unpack_bits(payload, count, out->owned);
     else if (fix_bools)
         for (size_t i = 0; i < count; i++)

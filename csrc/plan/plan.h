@@ -53,7 +53,7 @@ typedef struct ember_dat {
     int32_t rank;
     int64_t shape[EMBER_MAX_RANK];
     const void *data;     /* little-endian items, points into the archive entry ... */
-    void *owned;          /* ... or into this buffer when converted (f16/f64 → f32, 1-bit bool → u8) */
+    void *owned;          /* ... or into this buffer when converted (1-bit bool → u8, or misaligned items) */
     size_t byte_size;     /* bytes at `data` */
 } ember_dat;
 

@@ -99,6 +99,20 @@ static int fail_ember(const char *what)
     return 1;
 }
 
+/* f64 items to f32, in place (the buffer keeps its size). */
+static void narrow_f64(npy_array *a)
+{
+    const size_t count = a->bytes / 8;
+    const double *from = a->data;
+    float *to = a->data;
+    for (size_t i = 0; i < count; i++) {
+        const double d = from[i]; /* read before the write: to[i] overlaps from[i / 2] */
+        to[i] = (float)d;
+    }
+    a->datum_type = EMBER_F32;
+    a->bytes = count * sizeof(float);
+}
+
 /* The inputs: from .npy files, or zeros of the input facts. `arrays` own the data. */
 static int make_inputs(const ember_model *model, const options *o, ember_tensor *tensors,
                        npy_array *arrays)
@@ -117,6 +131,10 @@ static int make_inputs(const ember_model *model, const options *o, ember_tensor 
                 fprintf(stderr, "ember-run: %s\n", error);
                 return 1;
             }
+            ember_fact fact;
+            ember_model_input_fact(model, i, &fact);
+            if (fact.datum_type == EMBER_F32 && a->datum_type == EMBER_F64)
+                narrow_f64(a); /* numpy's default float type, fed to an f32 model */
         } else {
             ember_fact fact;
             ember_model_input_fact(model, i, &fact);
@@ -144,6 +162,8 @@ static void print_value(const ember_tensor *t, size_t i)
 {
     switch (t->datum_type) {
     case EMBER_F32: printf(" %g", (double)((const float *)t->data)[i]); break;
+    case EMBER_F64: printf(" %g", ((const double *)t->data)[i]); break;
+    case EMBER_F16: printf(" 0x%04x", ((const uint16_t *)t->data)[i]); break;
     case EMBER_I64: printf(" %lld", (long long)((const int64_t *)t->data)[i]); break;
     case EMBER_I32: printf(" %ld", (long)((const int32_t *)t->data)[i]); break;
     case EMBER_U64: printf(" %llu", (unsigned long long)((const uint64_t *)t->data)[i]); break;

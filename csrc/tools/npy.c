@@ -31,7 +31,7 @@ static const struct {
     ember_datum_type dt;
     size_t file_item;
 } npy_types[] = {
-    {"<f4", EMBER_F32, 4}, {"<f8", EMBER_F32, 8}, {"<i8", EMBER_I64, 8}, {"<i4", EMBER_I32, 4},
+    {"<f4", EMBER_F32, 4}, {"<f8", EMBER_F64, 8}, {"<f2", EMBER_F16, 2}, {"<i8", EMBER_I64, 8}, {"<i4", EMBER_I32, 4},
     {"|u1", EMBER_U8, 1},  {"|b1", EMBER_BOOL, 1}, {"|i1", EMBER_I8, 1}, {"<i2", EMBER_I16, 2},
     {"<u2", EMBER_U16, 2}, {"<u4", EMBER_U32, 4}, {"<u8", EMBER_U64, 8},
 };
@@ -86,8 +86,8 @@ static int parse_header(const char *header, const char *path, npy_array *out, si
         if (strncmp(descr + 1, npy_types[t].descr, 3) == 0 && descr[4] == '\'')
             break;
     if (t == NPY_TYPE_COUNT)
-        return fail(error, size, "%s: unsupported dtype %.8s (expected little-endian f32, f64, "
-                    "i64, i32, u8 or bool)", path, descr);
+        return fail(error, size, "%s: unsupported dtype %.8s (expected little-endian f16, f32, "
+                    "f64, i8, i16, i32, i64, u8, u16, u32, u64 or bool)", path, descr);
     if (strncmp(fortran, "False", 5) != 0)
         return fail(error, size, "%s: Fortran-order arrays are not supported; save a "
                     "C-contiguous array (np.ascontiguousarray)", path);
@@ -128,22 +128,6 @@ static int read_payload(FILE *f, const char *path, npy_array *out, size_t file_i
         free(raw);
         return fail(error, size, "%s: truncated: the header announces %zu data bytes", path,
                     file_bytes);
-    }
-    if (file_item == 8 && out->datum_type == EMBER_F32) { /* f64 → f32 */
-        const size_t count = file_bytes / 8;
-        float *converted = malloc(count ? count * sizeof(float) : 1);
-        if (converted == NULL) {
-            free(raw);
-            return fail(error, size, "%s: out of memory", path);
-        }
-        for (size_t i = 0; i < count; i++) {
-            double d;
-            memcpy(&d, (const char *)raw + i * 8, 8);
-            converted[i] = (float)d;
-        }
-        free(raw);
-        raw = converted;
-        file_bytes = count * sizeof(float);
     }
     out->data = raw;
     out->bytes = file_bytes;
@@ -195,7 +179,7 @@ done:
 static const char *descr_of(ember_datum_type dt)
 {
     for (size_t t = 0; t < NPY_TYPE_COUNT; t++)
-        if (npy_types[t].dt == dt && (dt != EMBER_F32 || npy_types[t].file_item == 4))
+        if (npy_types[t].dt == dt && 1)
             return npy_types[t].descr;
     return NULL;
 }

@@ -1103,24 +1103,18 @@ static void test_dat_conversions(void) {
     uint32_t six[1] = {6};
     const uint16_t halves[6] = {0x3c00, 0xc000, 0x7bff, 0x0001, 0x7c00, 0x7e00};
     size_t size = make_dat(buf, 0, 16, 1, six, halves, sizeof halves);
+    /* f16 and f64 stay as they are, read in place. */
     CHECK(ember_dat_parse(buf, size, "h.dat", &dat) == EMBER_OK);
-    if (dat.data) {
-        const float *f = dat.data;
-        CHECK(dat.datum_type == EMBER_F32 && dat.byte_size == 24 && dat.owned);
-        CHECK(f[0] == 1.0f && f[1] == -2.0f && f[2] == 65504.0f);
-        CHECK(f[3] == ldexpf(1.0f, -24) && isinf(f[4]) && f[4] > 0 && isnan(f[5]));
-    }
+    CHECK(dat.datum_type == EMBER_F16 && dat.byte_size == 12 && dat.owned == NULL);
+    CHECK(dat.data && memcmp(dat.data, halves, sizeof halves) == 0);
     ember_dat_free(&dat);
 
     const double doubles[3] = {1.5, -1e300, 3.25};
     uint32_t three[1] = {3};
     size = make_dat(buf, 0, 64, 1, three, doubles, sizeof doubles);
     CHECK(ember_dat_parse(buf, size, "d.dat", &dat) == EMBER_OK);
-    if (dat.data) {
-        const float *f = dat.data;
-        CHECK(dat.datum_type == EMBER_F32 && dat.byte_size == 12);
-        CHECK(f[0] == 1.5f && isinf(f[1]) && f[1] < 0 && f[2] == 3.25f);
-    }
+    CHECK(dat.datum_type == EMBER_F64 && dat.byte_size == 24);
+    CHECK(dat.data && memcmp(dat.data, doubles, sizeof doubles) == 0);
     ember_dat_free(&dat);
 
     /* 1-bit bools, most significant bit first: 10 items 1,0,1,1,0,0,0,1 | 1,1. */
