@@ -219,10 +219,16 @@ def run_all(cases=None, progress=None, engine="reference"):
 
 
 def main(argv=()):
+    """--c: through the C runtime; --only REGEX: the cases whose name or op matches."""
+    argv = list(argv)
     engine = "c" if "--c" in argv else "reference"
-    results = run_all(engine=engine)
+    cases = all_cases()
+    if "--only" in argv:
+        pattern = re.compile(argv[argv.index("--only") + 1])
+        cases = [c for c in cases if pattern.search(c.name) or pattern.search(c.op_type)]
+    results = run_all(cases, engine=engine)
     passed = [r for r in results if r.passed]
-    print(f"{len(passed)} / {len(results)} pass")
+    print(f"{len(passed)} / {len(results)} pass ({engine})")
     for result in results:
         if not result.passed:
             print(f"{result.name}: {result.reason}")
