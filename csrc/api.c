@@ -140,13 +140,45 @@ EMBER_API ember_status ember_model_output_fact(const ember_model *model, size_t 
         return ember_error_set(EMBER_ERROR_ARGUMENT,
                                "output index %zu out of range (%zu outputs)", index,
                                model->output_count);
-    fill_fact(&model->values[model->outputs[index]], out_fact);
+    if (model->symbolic && model->output_facts == NULL)
+        return ember_error_set(EMBER_ERROR_UNSUPPORTED, "output %zu '%s': this plan does not "
+                               "record its symbolic output facts (property ember.output_facts); "
+                               "they are known after a run", index, model->output_names[index]);
+    fill_fact(model->symbolic ? &model->output_facts[index]
+                              : &model->values[model->outputs[index]], out_fact);
     return EMBER_OK;
+}
+
+static const char *dim_text(char *const *texts, size_t count, size_t index, int axis)
+{
+    if (texts == NULL || index >= count || axis < 0 || axis >= EMBER_MAX_RANK)
+        return NULL;
+    return texts[index * EMBER_MAX_RANK + (size_t)axis];
+}
+
+EMBER_API const char *ember_model_input_dim(const ember_model *model, size_t index, int axis)
+{
+    return model ? dim_text(model->input_dim_texts, model->input_count, index, axis) : NULL;
+}
+
+EMBER_API const char *ember_model_output_dim(const ember_model *model, size_t index, int axis)
+{
+    return model ? dim_text(model->output_dim_texts, model->output_count, index, axis) : NULL;
+}
+
+EMBER_API size_t ember_model_symbol_count(const ember_model *model)
+{
+    return model ? model->symbol_count : 0;
+}
+
+EMBER_API const char *ember_model_symbol_name(const ember_model *model, size_t index)
+{
+    return model && index < model->symbol_count ? model->symbols[index] : NULL;
 }
 
 EMBER_API size_t ember_model_node_count(const ember_model *model)
 {
-    return model ? model->node_count : 0;
+    return model ? (model->symbolic ? model->template_node_count : model->node_count) : 0;
 }
 
 /* ---------------------------------------------------------------- runnables */
@@ -184,19 +216,10 @@ EMBER_API ember_status ember_runnable_output(const ember_runnable *runnable, siz
 {
     if (runnable == NULL || out_tensor == NULL)
         return ember_error_set(EMBER_ERROR_ARGUMENT, "ember_runnable_output: NULL argument");
-    const ember_model *model = runnable->model;
-    if (index >= model->output_count)
-        return ember_error_set(EMBER_ERROR_ARGUMENT,
-                               "output index %zu out of range (%zu outputs)", index,
-                               model->output_count);
-    if (!runnable->has_run)
-        return ember_error_set(EMBER_ERROR_ARGUMENT,
-                               "no output yet: call ember_runnable_run first");
-    *out_tensor = runnable->tensors[model->outputs[index]];
-    return EMBER_OK;
+    return ember_runnable_get_output(runnable, index, out_tensor);
 }
 
 EMBER_API size_t ember_runnable_memory_bytes(const ember_runnable *runnable)
 {
-    return runnable ? runnable->arena_bytes + runnable->packed_bytes : 0;
+    return runnable ? ember_runnable_bytes(runnable) : 0;
 }

@@ -106,7 +106,9 @@ typedef struct ember_tensor {
     void *data;
 } ember_tensor;
 
-/* What is known of a model input or output before running: datum type and shape. */
+/* What is known of a model input or output before running: datum type and shape. A
+ * symbolic dim (the plan keeps it as an expression of symbols: "S", "S+2", "2*S") is
+ * -1 in `shape`; ember_model_input_dim / ember_model_output_dim give its text. */
 typedef struct ember_fact {
     ember_datum_type datum_type;
     int32_t rank;
@@ -149,6 +151,18 @@ EMBER_API ember_status ember_model_input_fact(const ember_model *model, size_t i
                                               ember_fact *out_fact);
 EMBER_API ember_status ember_model_output_fact(const ember_model *model, size_t index,
                                                ember_fact *out_fact);
+/* Symbolic dims. A plan cooked with symbolic shapes (a time axis "S", a batch "N")
+ * runs with any input shapes consistent with it: each run reads the symbols' values
+ * from its input shapes ("1,S,40" given 1×100×40 binds S = 100), checks every input
+ * against them (an inconsistency names both inputs, the symbol and both values), and
+ * computes every shape from there. The text of a symbolic dim, owned by the model, or
+ * NULL for a dim that is an integer or a bad index. Thread-safe. */
+EMBER_API const char *ember_model_input_dim(const ember_model *model, size_t index, int axis);
+EMBER_API const char *ember_model_output_dim(const ember_model *model, size_t index, int axis);
+/* The plan's symbols (`extension tract_symbol S;`), in declaration order. */
+EMBER_API size_t ember_model_symbol_count(const ember_model *model);
+EMBER_API const char *ember_model_symbol_name(const ember_model *model, size_t index);
+
 /* The number of nodes (operations) of the loaded graph. */
 EMBER_API size_t ember_model_node_count(const ember_model *model);
 
@@ -163,12 +177,17 @@ EMBER_API void ember_runnable_free(ember_runnable *runnable);
 /* Run once. `inputs` holds ember_model_input_count(model) tensors, in model order,
  * each matching its input fact. The inputs are read during the call only. Results are
  * then read with ember_runnable_output. Running allocates nothing.
+ * With symbolic dims: the first run with a new binding of the symbols prepares the model
+ * for it (builds its shapes, packs weights, plans memory: as ember_runnable_new does);
+ * the runnable keeps the last 4 bindings prepared, so a run whose binding is one of them
+ * allocates nothing, and the least recently used one is released for a fifth.
  * Errors: EMBER_ERROR_ARGUMENT (count, type or shape mismatch, naming the input). */
 EMBER_API ember_status ember_runnable_run(ember_runnable *runnable, size_t n_inputs,
                                           const ember_tensor *inputs);
 
-/* The output `index` of the last successful run. out_tensor->data points into the
- * runnable's memory and is valid until the next run or ember_runnable_free.
+/* The output `index` of the last successful run, with its concrete shape (for a
+ * symbolic plan, the shape of this run). out_tensor->data points into the runnable's
+ * memory and is valid until the next run or ember_runnable_free.
  * Errors: EMBER_ERROR_ARGUMENT for a bad index or when nothing was run yet. */
 EMBER_API ember_status ember_runnable_output(const ember_runnable *runnable, size_t index,
                                              ember_tensor *out_tensor);

@@ -70,8 +70,13 @@ class RuntimeFact:
         return str(self) == str(other)
 
 
-def _fact(c_fact):
-    return RuntimeFact(_DTYPES[c_fact.datum_type], [c_fact.shape[i] for i in range(c_fact.rank)])
+def _fact(c_fact, dim_text=None):
+    """A RuntimeFact; a symbolic dim (-1) shows as its expression text ("S+2")."""
+    shape = []
+    for axis in range(c_fact.rank):
+        text = dim_text(axis) if dim_text is not None and c_fact.shape[axis] < 0 else ffi.NULL
+        shape.append(ffi.string(text).decode() if text != ffi.NULL else c_fact.shape[axis])
+    return RuntimeFact(_DTYPES[c_fact.datum_type], shape)
 
 
 class Model:
@@ -102,20 +107,27 @@ class Model:
     def output_names(self):
         return self._names(lib.ember_model_output_count(self._handle), lib.ember_model_output_name)
 
-    def _facts(self, count, getter):
+    def _facts(self, count, getter, dim_getter):
         facts = []
         for i in range(count):
             c_fact = ffi.new("ember_fact *")
             _check(getter(self._handle, i, c_fact))
-            facts.append(_fact(c_fact))
+            facts.append(_fact(c_fact, lambda axis, i=i: dim_getter(self._handle, i, axis)))
         return facts
 
     def input_facts(self):
-        return self._facts(lib.ember_model_input_count(self._handle), lib.ember_model_input_fact)
+        return self._facts(lib.ember_model_input_count(self._handle), lib.ember_model_input_fact,
+                           lib.ember_model_input_dim)
 
     def output_facts(self):
         return self._facts(lib.ember_model_output_count(self._handle),
-                           lib.ember_model_output_fact)
+                           lib.ember_model_output_fact, lib.ember_model_output_dim)
+
+    @property
+    def symbols(self):
+        """Names of the plan's symbols (`extension tract_symbol`), in declaration order."""
+        return [ffi.string(lib.ember_model_symbol_name(self._handle, i)).decode()
+                for i in range(lib.ember_model_symbol_count(self._handle))]
 
     @property
     def node_count(self):

@@ -162,11 +162,15 @@ class PlanWriter:
                 continue
             source = self.ident(outlet)
             self.emit(ident, f"copy({source})")
+        symbols = sorted(_graph_symbols(graph))
         properties = [("ember.plan_version", PLAN_VERSION),
                       ("producer", f"ember-cook {__version__}"),
                       ("ember.input_names", [graph.nodes[o.node].name for o in graph.inputs]),
                       ("ember.output_names", list(graph.output_names))]
-        symbols = sorted(_graph_symbols(graph))
+        if symbols:
+            # the runtime cannot type a symbolic graph before a run: it reads these
+            properties.append(("ember.output_facts",
+                               [str(graph.fact(o).without_value()) for o in graph.outputs]))
         text = ["version 1.0;", "", "extension tract_registry tract_core;"]
         text += [f"extension tract_symbol {name};" for name in symbols]
         text += ["",

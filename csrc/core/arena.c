@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 #include "base/error.h"
-#include "core/runnable.h"
+#include "core/instance.h"
 
 /* Offsets are rounded to EMBER_ARENA_ALIGNMENT so every tensor starts on a cache line and
  * any SIMD load in an op or kernel is aligned at the tensor start. */

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "core/runnable.h"
+#include "core/instance.h"
 #include "core/shape.h"
 
 typedef struct use_info {

@@ -77,6 +77,23 @@ struct ember_model {
     size_t dat_count, dat_capacity;
 
     int64_t plan_version;         /* property "ember.plan_version", 1 when absent */
+
+    /* Symbolic plans (core/symbols.h). A model whose graph mentions a declared symbol is
+     * a template: it keeps its AST, its inputs are values whose symbolic dims are -1
+     * (their expressions in input_dims), and it has no nodes; each binding of the
+     * symbols builds a concrete model (ember_model_specialize). */
+    char **symbols;               /* `extension tract_symbol S;` names (owned) */
+    size_t symbol_count;
+    int symbolic;                 /* a template: see above */
+    ember_nnef_document doc;      /* kept by a template; empty otherwise */
+    const ember_nnef_expr **input_dims; /* template: input_count × EMBER_MAX_RANK, NULL
+                                           where the dim is a plain integer */
+    char **input_dim_texts;       /* template: input_count × EMBER_MAX_RANK, "S+2" or NULL */
+    ember_value *output_facts;    /* template: from property ember.output_facts, dims -1
+                                     where symbolic; NULL when the plan does not say */
+    char **output_dim_texts;      /* template: output_count × EMBER_MAX_RANK */
+    size_t template_node_count;   /* the operations of a template's graph */
+    int archive_borrowed;         /* a specialisation reads its template's archive */
 };
 
 /* Load from an opened archive: find and parse graph.nnef, build. Takes ownership of
@@ -84,6 +101,14 @@ struct ember_model {
 ember_status ember_model_from_archive(ember_archive *archive, ember_model **out_model);
 
 void ember_model_destroy(ember_model *model);
+
+struct ember_binding;
+/* The concrete model of a template for `binding` (every symbol bound): the same plan
+ * built with each symbol replaced by its value. It borrows the template's archive, so
+ * the template must outlive it. */
+ember_status ember_model_specialize(const ember_model *template_model,
+                                    const struct ember_binding *binding,
+                                    ember_model **out_model);
 
 /* Record "<origin>:<line>: node '<name>' (<op>): <message>" and return `status`. */
 ember_status ember_node_error(const ember_node *node, ember_status status, const char *fmt,

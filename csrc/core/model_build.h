@@ -64,6 +64,10 @@ ember_status ember_set_value_shape(const ember_model *model, ember_value *value,
  * or from `variable<T>(label, shape)` and its .dat. */
 ember_status ember_build_external(builder *b, int id, const ember_nnef_expr *call, int line);
 ember_status ember_build_variable(builder *b, int id, const ember_nnef_expr *call, int line);
+struct ember_binding;
+/* A template's input (core/model.h): symbolic dims are -1. */
+ember_status ember_build_template_external(builder *b, int id, const ember_nnef_expr *call,
+                                           int line, const struct ember_binding *binding);
 
 /* Whether `e` is spelled as a literal (number, logical, array, or a unary minus). */
 int ember_is_literal(const ember_nnef_expr *e);

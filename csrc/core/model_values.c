@@ -15,6 +15,7 @@
 #include "base/error.h"
 #include "core/attr.h"
 #include "core/model_build.h"
+#include "core/symbols.h"
 #include "core/shape.h"
 
 /* Inline literals are meant to be small; a larger one is a malformed plan. */
@@ -133,19 +134,18 @@ static ember_status read_declared_shape(const builder *b, const char *what, int 
 
 /* ---------------------------------------------------------------- sources */
 
-/* A graph input. NNEF's generic type picks the datum type (scalar → f32, integer → i64,
+/* A graph input's datum type. NNEF's generic type picks it (scalar → f32, integer → i64,
  * logical → bool); tract's tract_core_external names it as a string instead. */
-ember_status ember_build_external(builder *b, int id, const ember_nnef_expr *call, int line)
+static ember_status external_type(const ember_model *model, const ember_value *value,
+                                  const ember_nnef_expr *call, int line, ember_datum_type *dt)
 {
-    ember_model *model = b->model;
-    ember_value *value = &model->values[id];
-    ember_datum_type dt = EMBER_F32;
     const char *generic = call->u.invocation.generic_type;
+    *dt = EMBER_F32;
     if (strcmp(call->u.invocation.op, "tract_core_external") == 0) {
         const ember_nnef_expr *type = find_arg(call, "datum_type", 99);
         if (type != NULL && type->kind == EMBER_NNEF_STRING)
-            dt = ember_datum_type_from_name(type->u.string);
-        if (type != NULL && (type->kind != EMBER_NNEF_STRING || dt == 0))
+            *dt = ember_datum_type_from_name(type->u.string);
+        if (type != NULL && (type->kind != EMBER_NNEF_STRING || *dt == 0))
             return ember_error_set(EMBER_ERROR_UNSUPPORTED,
                                    "%s:%d: input '%s': unsupported datum_type %s%s%s",
                                    model->graph_origin, line, value->name,
@@ -153,20 +153,64 @@ ember_status ember_build_external(builder *b, int id, const ember_nnef_expr *cal
                                    type->kind == EMBER_NNEF_STRING ? type->u.string : "",
                                    type->kind == EMBER_NNEF_STRING ? "'" : "");
     } else if (generic != NULL && strcmp(generic, "integer") == 0) {
-        dt = EMBER_I64;
+        *dt = EMBER_I64;
     } else if (generic != NULL && strcmp(generic, "logical") == 0) {
-        dt = EMBER_BOOL;
+        *dt = EMBER_BOOL;
     } else if (generic != NULL && strcmp(generic, "scalar") != 0) {
         return ember_error_set(EMBER_ERROR_UNSUPPORTED, "%s:%d: input '%s': type '%s'",
                                model->graph_origin, line, value->name, generic);
     }
+    return EMBER_OK;
+}
+
+ember_status ember_build_external(builder *b, int id, const ember_nnef_expr *call, int line)
+{
+    ember_model *model = b->model;
+    ember_value *value = &model->values[id];
+    ember_datum_type dt;
     int64_t shape[EMBER_MAX_RANK];
     int rank;
-    ember_status status = read_declared_shape(b, value->name, line, find_arg(call, "shape", 0),
-                                              shape, &rank);
+    ember_status status = external_type(model, value, call, line, &dt);
+    if (status == EMBER_OK)
+        status = read_declared_shape(b, value->name, line, find_arg(call, "shape", 0), shape,
+                                     &rank);
     if (status != EMBER_OK)
         return status;
     return ember_set_value_shape(model, value, dt, rank, shape, line);
+}
+
+/* A template's input: dims that mention symbols are -1, their expressions kept in
+ * model->input_dims (the AST outlives the template). */
+ember_status ember_build_template_external(builder *b, int id, const ember_nnef_expr *call,
+                                           int line, const ember_binding *binding)
+{
+    ember_model *model = b->model;
+    ember_value *value = &model->values[id];
+    const ember_nnef_expr *shape = find_arg(call, "shape", 0);
+    ember_status status = external_type(model, value, call, line, &value->datum_type);
+    if (status != EMBER_OK)
+        return status;
+    if (shape == NULL || shape->kind != EMBER_NNEF_ARRAY || shape->u.list.count > EMBER_MAX_RANK)
+        return ember_error_set(EMBER_ERROR_INVALID, "%s:%d: '%s': missing or malformed shape "
+                               "(at most %d dims)", model->graph_origin, line, value->name,
+                               EMBER_MAX_RANK);
+    value->rank = (int32_t)shape->u.list.count;
+    for (int i = 0; i < value->rank; i++) {
+        const ember_nnef_expr *dim = shape->u.list.items[i];
+        const char *problem = "";
+        char text[128];
+        if (ember_expr_has_symbol(dim, binding)) {
+            value->shape[i] = -1;
+            continue;
+        }
+        if (ember_dim_eval(dim, binding, &value->shape[i], &problem) != EMBER_DIM_OK ||
+            value->shape[i] < 0)
+            return ember_error_set(EMBER_ERROR_INVALID, "%s:%d: '%s': dimension %d (%s) must "
+                                   "be a non-negative integer or an expression of symbols",
+                                   model->graph_origin, line, value->name, i,
+                                   ember_expr_format(dim, text, sizeof text));
+    }
+    return EMBER_OK;
 }
 
 /* A constant from "<label>.dat". The .dat header decides the datum type (the NNEF generic

@@ -1,6 +1,6 @@
 /*
- * Preparing a model into a runnable, and running it. The steps are described in
- * runnable.h; this file follows them in order.
+ * The public runnable: one prepared instance for a concrete model, a cache of them per
+ * binding for a template. See core/runnable.h.
  */
 #include "core/runnable.h"
 
@@ -8,251 +8,6 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "core/shape.h"
-
-/* Scratch data of one prepare, freed at its end whatever happens. */
-typedef struct prepare_work {
-    uint8_t *live;           /* per node: some graph output depends on it */
-    int *fused_into;         /* per node: the GEMM node that absorbed it, or -1 */
-    ember_epilogue *epilogues; /* per node */
-    int *storage;            /* per value: the value whose bytes it uses */
-    size_t *scratch_bytes;   /* per node */
-    ember_arena_request *requests; /* per value, then per node's scratch */
-} prepare_work;
-
-static void work_free(prepare_work *work, size_t node_count)
-{
-    for (size_t n = 0; work->epilogues && n < node_count; n++)
-        free(work->epilogues[n].bias);
-    free(work->live);
-    free(work->fused_into);
-    free(work->epilogues);
-    free(work->storage);
-    free(work->scratch_bytes);
-    free(work->requests);
-}
-
-/* ---------------------------------------------------------------- 1. liveness */
-
-/* Walk backwards from the graph outputs: a node is live if a live node or an output
- * reads its result. Graph order is topological, so one reverse pass suffices. */
-static void mark_live(const ember_model *model, uint8_t *live)
-{
-    uint8_t *needed = calloc(model->value_count + 1, 1);
-    if (needed == NULL) { /* be conservative: run everything */
-        memset(live, 1, model->node_count);
-        return;
-    }
-    for (size_t i = 0; i < model->output_count; i++)
-        needed[model->outputs[i]] = 1;
-    for (size_t n = model->node_count; n-- > 0;) {
-        const ember_node *node = &model->nodes[n];
-        live[n] = 0;
-        for (int k = 0; k < node->output_count; k++)
-            live[n] |= needed[node->output + k];
-        for (size_t i = 0; live[n] && i < node->input_count; i++)
-            needed[node->inputs[i]] = 1;
-    }
-    free(needed);
-}
-
-/* ---------------------------------------------------------------- 3. storage */
-
-/* Each value's storage representative. Aliases (absorbed consumers, views) resolve in
- * graph order, so a chain of views ends at the first real producer. */
-static void assign_storage(const ember_model *model, const prepare_work *work)
-{
-    for (size_t v = 0; v < model->value_count; v++)
-        work->storage[v] = (int)v;
-    for (size_t n = 0; n < model->node_count; n++) {
-        const ember_node *node = &model->nodes[n];
-        if (!work->live[n])
-            continue;
-        if (work->fused_into[n] >= 0)
-            work->storage[node->output] =
-                work->storage[model->nodes[work->fused_into[n]].output];
-        else if (node->op->flags & EMBER_OP_VIEW)
-            work->storage[node->output] = work->storage[node->inputs[0]];
-    }
-}
-
-/* ---------------------------------------------------------------- 4. prepare ops */
-
-/* Prepare every node that will run. The kernel choice is made once for the runnable
- * (the dispatch table is per CPU), and each op packs its weights for that kernel's tile
- * shape — a runnable prepared here must not move to a different CPU type. */
-static ember_status prepare_steps(ember_runnable *runnable, const prepare_work *work)
-{
-    const ember_model *model = runnable->model;
-    const ember_kernel_config *kernels = ember_kernel_config_get();
-    for (size_t n = 0; n < model->node_count; n++) {
-        const ember_node *node = &model->nodes[n];
-        ember_step *step = &runnable->steps[n];
-        step->node = node;
-        step->active = work->live[n] && work->fused_into[n] < 0 &&
-                       !(node->op->flags & EMBER_OP_VIEW);
-        work->scratch_bytes[n] = 0;
-        if (!step->active || node->op->prepare == NULL)
-            continue;
-        ember_prepare_context ctx = {model, node, kernels, NULL, 0, 0};
-        if (node->op->flags & EMBER_OP_FUSES_EPILOGUE)
-            ctx.epilogue = &work->epilogues[n];
-        step->free_prepared = node->op->free_prepared;
-        ember_status status = node->op->prepare(&ctx, &step->prepared);
-        if (status != EMBER_OK)
-            return status;
-        work->scratch_bytes[n] = ctx.scratch_bytes;
-        runnable->packed_bytes += ctx.packed_bytes;
-    }
-    return EMBER_OK;
-}
-
-/* ---------------------------------------------------------------- 5. arena */
-
-/* Lifetimes in steps: a value lives from its producer's step (graph inputs from step
- * 0) to the last step that reads it, or to the end when it is a graph output. Aliases
- * extend the lifetime of their storage representative. */
-/* Requests are indexed by value id, then one scratch request per node after them; a
- * value that is not its own storage (alias, constant) requests 0 bytes. */
-static void collect_requests(const ember_model *model, const prepare_work *work)
-{
-    const int end = (int)model->node_count;
-    ember_arena_request *requests = work->requests;
-    for (size_t v = 0; v < model->value_count; v++) {
-        requests[v].bytes = 0;
-        requests[v].first = end;
-        requests[v].last = -1;
-    }
-    for (size_t v = 0; v < model->value_count; v++) {
-        const ember_value *value = &model->values[v];
-        const int rep = work->storage[v];
-        if (model->values[rep].constant != NULL)
-            continue;
-        if (value->producer >= 0 && !work->live[value->producer])
-            continue;
-        size_t bytes = 0;
-        ember_shape_bytes(value->shape, value->rank, ember_datum_size(value->datum_type),
-                          &bytes); /* checked at load */
-        if (rep == (int)v)
-            requests[v].bytes = bytes;
-        const int first = value->producer >= 0 ? value->producer : 0;
-        if (first < requests[rep].first)
-            requests[rep].first = first;
-        if (first > requests[rep].last)
-            requests[rep].last = first;
-    }
-    for (size_t n = 0; n < model->node_count; n++) {
-        const ember_node *node = &model->nodes[n];
-        for (size_t i = 0; work->live[n] && i < node->input_count; i++) {
-            const int rep = work->storage[node->inputs[i]];
-            if ((int)n > requests[rep].last)
-                requests[rep].last = (int)n;
-        }
-        ember_arena_request *scratch = &requests[model->value_count + n];
-        scratch->bytes = work->scratch_bytes[n];
-        scratch->first = scratch->last = (int)n;
-    }
-    for (size_t i = 0; i < model->output_count; i++)
-        requests[work->storage[model->outputs[i]]].last = end;
-    for (size_t i = 0; i < model->input_count; i++) {
-        const int rep = work->storage[model->inputs[i]];
-        requests[rep].first = 0; /* written before step 0 */
-        if (requests[rep].last < 0)
-            requests[rep].last = 0;
-    }
-}
-
-/* Plan the arena and point every value's tensor at its bytes. Data pointers are fixed
- * from here on: running never recomputes addresses. */
-static ember_status place_tensors(ember_runnable *runnable, const prepare_work *work)
-{
-    const ember_model *model = runnable->model;
-    const size_t count = model->value_count + model->node_count;
-    size_t total;
-    collect_requests(model, work);
-    ember_status status = ember_arena_plan(work->requests, count, &total);
-    if (status != EMBER_OK)
-        return status;
-    /* aligned_alloc wants a size that is a multiple of the alignment (total is). */
-    runnable->arena = aligned_alloc(EMBER_ARENA_ALIGNMENT, total ? total : EMBER_ARENA_ALIGNMENT);
-    if (runnable->arena == NULL)
-        return ember_error_set(EMBER_ERROR_MEMORY, "out of memory: the arena needs %zu bytes",
-                               total);
-    runnable->arena_bytes = total;
-    for (size_t v = 0; v < model->value_count; v++) {
-        const ember_value *value = &model->values[v];
-        const ember_value *rep = &model->values[work->storage[v]];
-        ember_tensor *tensor = &runnable->tensors[v];
-        tensor->datum_type = value->datum_type;
-        tensor->rank = value->rank;
-        memcpy(tensor->shape, value->shape, sizeof tensor->shape);
-        tensor->data = rep->constant != NULL
-                           ? (void *)rep->constant /* read only: no op writes its inputs */
-                           : runnable->arena + work->requests[work->storage[v]].offset;
-    }
-    for (size_t n = 0; n < model->node_count; n++) {
-        const ember_arena_request *scratch = &work->requests[model->value_count + n];
-        /* Never NULL, even for no scratch: ops may offset the pointer by zero. */
-        runnable->steps[n].scratch = runnable->arena + (scratch->bytes ? scratch->offset : 0);
-    }
-    return EMBER_OK;
-}
-
-/* Every step's input pointers, from one block. */
-/* Ops receive their inputs as pointers to the runnable's tensors, built once here, so a
- * step's run is a single indirect call with no per-run setup. */
-static ember_status wire_inputs(ember_runnable *runnable)
-{
-    const ember_model *model = runnable->model;
-    size_t total = 0;
-    for (size_t n = 0; n < model->node_count; n++)
-        total += model->nodes[n].input_count;
-    runnable->input_slots = calloc(total + 1, sizeof *runnable->input_slots);
-    if (runnable->input_slots == NULL)
-        return ember_error_set(EMBER_ERROR_MEMORY, "out of memory preparing the model");
-    const ember_tensor **slot = runnable->input_slots;
-    for (size_t n = 0; n < model->node_count; n++) {
-        runnable->steps[n].inputs = slot;
-        for (size_t i = 0; i < model->nodes[n].input_count; i++)
-            *slot++ = &runnable->tensors[model->nodes[n].inputs[i]];
-    }
-    return EMBER_OK;
-}
-
-/* ---------------------------------------------------------------- create / destroy */
-
-/* The steps of runnable.h in order. Any failure returns with the runnable partly
- * built; ember_runnable_destroy copes with that. */
-static ember_status prepare(ember_runnable *runnable, prepare_work *work)
-{
-    const ember_model *model = runnable->model;
-    const size_t nodes = model->node_count, values = model->value_count;
-    work->live = calloc(nodes + 1, 1);
-    work->fused_into = calloc(nodes + 1, sizeof(int));
-    work->epilogues = calloc(nodes + 1, sizeof(ember_epilogue));
-    work->storage = calloc(values + 1, sizeof(int));
-    work->scratch_bytes = calloc(nodes + 1, sizeof(size_t));
-    work->requests = calloc(values + nodes + 1, sizeof(ember_arena_request));
-    runnable->tensors = calloc(values + 1, sizeof(ember_tensor));
-    runnable->steps = calloc(nodes + 1, sizeof(ember_step));
-    runnable->step_count = runnable->steps ? nodes : 0;
-    if (!work->live || !work->fused_into || !work->epilogues || !work->storage ||
-        !work->scratch_bytes || !work->requests || !runnable->tensors || !runnable->steps)
-        return ember_error_set(EMBER_ERROR_MEMORY, "out of memory preparing the model");
-
-    mark_live(model, work->live);
-    ember_status status = ember_fuse_epilogues(model, work->live, work->fused_into,
-                                               work->epilogues);
-    if (status != EMBER_OK)
-        return status;
-    assign_storage(model, work);
-    status = prepare_steps(runnable, work);
-    if (status == EMBER_OK)
-        status = place_tensors(runnable, work);
-    if (status == EMBER_OK)
-        status = wire_inputs(runnable);
-    return status;
-}
 
 ember_status ember_runnable_create(const ember_model *model, ember_runnable **out)
 {
@@ -260,97 +15,115 @@ ember_status ember_runnable_create(const ember_model *model, ember_runnable **ou
     if (runnable == NULL)
         return ember_error_set(EMBER_ERROR_MEMORY, "out of memory preparing the model");
     runnable->model = model;
-    prepare_work work;
-    memset(&work, 0, sizeof work);
-    ember_status status = prepare(runnable, &work);
-    work_free(&work, model->node_count);
-    if (status != EMBER_OK) {
-        ember_runnable_destroy(runnable);
-        return status;
+    if (!model->symbolic) {
+        ember_status status = ember_instance_create(model, &runnable->instance);
+        if (status != EMBER_OK) {
+            free(runnable);
+            return status;
+        }
     }
     *out = runnable;
     return EMBER_OK;
+}
+
+static void release(ember_bound_instance *slot)
+{
+    ember_instance_destroy(slot->instance);
+    ember_model_destroy(slot->model);
+    memset(slot, 0, sizeof *slot);
 }
 
 void ember_runnable_destroy(ember_runnable *runnable)
 {
     if (runnable == NULL)
         return;
-    /* Touches nothing of the model, which a careless caller may have freed first. */
-    for (size_t n = 0; n < runnable->step_count; n++) {
-        const ember_step *step = &runnable->steps[n];
-        if (step->prepared != NULL && step->free_prepared != NULL)
-            step->free_prepared(step->prepared);
-    }
-    free(runnable->steps);
-    free(runnable->tensors);
-    free(runnable->input_slots);
-    free(runnable->arena);
+    if (!runnable->model->symbolic)
+        ember_instance_destroy(runnable->instance);
+    for (size_t i = 0; i < EMBER_BINDING_CACHE; i++)
+        release(&runnable->cache[i]);
     free(runnable);
 }
 
-/* ---------------------------------------------------------------- running */
-
-/* The caller's tensor must match the input fact exactly: the arena slot was sized from
- * the fact, and a mismatch is the most common integration mistake, so the message says
- * both what was expected and what was given. */
-static ember_status check_input(const ember_model *model, size_t index, const ember_tensor *in)
+static int same_values(const ember_bound_instance *slot, const ember_binding *binding)
 {
-    const ember_value *fact = &model->values[model->inputs[index]];
-    char expected[EMBER_SHAPE_TEXT], got[EMBER_SHAPE_TEXT];
-    const int rank_ok = in->rank >= 0 && in->rank <= EMBER_MAX_RANK;
-    if (in->datum_type == fact->datum_type && rank_ok &&
-        ember_shape_equal(in->shape, in->rank, fact->shape, fact->rank)) {
-        if (in->data == NULL && ember_shape_count(fact->shape, fact->rank) > 0)
-            return ember_error_set(EMBER_ERROR_ARGUMENT, "input %zu '%s': data is NULL", index,
-                                   model->input_names[index]);
-        return EMBER_OK;
-    }
-    return ember_error_set(EMBER_ERROR_ARGUMENT, "input %zu '%s': expected %s %s, got %s %s",
-                           index, model->input_names[index],
-                           ember_datum_type_name(fact->datum_type),
-                           ember_shape_format(fact->shape, fact->rank, expected, sizeof expected),
-                           ember_datum_type_name(in->datum_type),
-                           rank_ok ? ember_shape_format(in->shape, in->rank, got, sizeof got)
-                                   : "(bad rank)");
+    return memcmp(slot->values, binding->values, binding->count * sizeof(int64_t)) == 0;
 }
 
-/* Check every input before touching the arena: a rejected call leaves the previous
- * run's outputs readable. Once copying starts, has_run stays cleared until the last step
- * finished, so a half-computed output is never handed out as a result. */
+/* The cached instance of `binding`, or a new one in the least recently used slot. */
+static ember_status instance_for(ember_runnable *runnable, const ember_binding *binding,
+                                 ember_instance **out)
+{
+    ember_bound_instance *victim = &runnable->cache[0];
+    for (size_t i = 0; i < EMBER_BINDING_CACHE; i++) {
+        ember_bound_instance *slot = &runnable->cache[i];
+        if (slot->model != NULL && same_values(slot, binding)) {
+            slot->last_used = ++runnable->clock;
+            *out = slot->instance;
+            return EMBER_OK;
+        }
+        if (slot->model == NULL ? victim->model != NULL : (victim->model != NULL &&
+                                                          slot->last_used < victim->last_used))
+            victim = slot;
+    }
+    if (victim->instance == runnable->instance)
+        runnable->instance = NULL; /* its outputs go with it */
+    release(victim);
+    ember_model *model = NULL;
+    ember_instance *instance = NULL;
+    ember_status status = ember_model_specialize(runnable->model, binding, &model);
+    if (status == EMBER_OK)
+        status = ember_instance_create(model, &instance);
+    if (status != EMBER_OK) {
+        ember_model_destroy(model);
+        return status;
+    }
+    victim->model = model;
+    victim->instance = instance;
+    memcpy(victim->values, binding->values, binding->count * sizeof(int64_t));
+    victim->last_used = ++runnable->clock;
+    *out = instance;
+    return EMBER_OK;
+}
+
 ember_status ember_runnable_execute(ember_runnable *runnable, size_t n_inputs,
                                     const ember_tensor *inputs)
 {
+    if (!runnable->model->symbolic)
+        return ember_instance_execute(runnable->instance, n_inputs, inputs);
+    ember_binding binding;
+    ember_instance *instance;
+    ember_status status = ember_bind_symbols(runnable->model, n_inputs, inputs, &binding);
+    if (status == EMBER_OK)
+        status = instance_for(runnable, &binding, &instance);
+    if (status != EMBER_OK)
+        return status;
+    runnable->instance = instance;
+    return ember_instance_execute(instance, n_inputs, inputs);
+}
+
+ember_status ember_runnable_get_output(const ember_runnable *runnable, size_t index,
+                                       ember_tensor *out)
+{
     const ember_model *model = runnable->model;
-    if (n_inputs != model->input_count)
-        return ember_error_set(EMBER_ERROR_ARGUMENT, "the model takes %zu inputs, got %zu",
-                               model->input_count, n_inputs);
-    for (size_t i = 0; i < n_inputs; i++) {
-        ember_status status = check_input(model, i, &inputs[i]);
-        if (status != EMBER_OK)
-            return status;
-    }
-    runnable->has_run = 0; /* outputs are undefined until this run completes */
-    for (size_t i = 0; i < n_inputs; i++) {
-        const ember_value *fact = &model->values[model->inputs[i]];
-        size_t bytes = 0;
-        ember_shape_bytes(fact->shape, fact->rank, ember_datum_size(fact->datum_type), &bytes);
-        if (bytes > 0)
-            memcpy(runnable->tensors[model->inputs[i]].data, inputs[i].data, bytes);
-    }
-    for (size_t n = 0; n < model->node_count; n++) {
-        const ember_step *step = &runnable->steps[n];
-        if (!step->active)
-            continue;
-        ember_tensor *output = &runnable->tensors[step->node->output];
-        int empty = 1;
-        for (int k = 0; k < step->node->output_count && empty; k++)
-            empty = ember_shape_count(output[k].shape, output[k].rank) == 0;
-        if (empty)
-            continue; /* nothing to compute; ops may assume a non-empty output */
-        const ember_op_io io = {step->inputs, step->node->input_count, output, step->scratch};
-        step->node->op->run(step->node, step->prepared, &io);
-    }
-    runnable->has_run = 1;
+    if (index >= model->output_count)
+        return ember_error_set(EMBER_ERROR_ARGUMENT, "output index %zu out of range (%zu "
+                               "outputs)", index, model->output_count);
+    const ember_instance *instance = runnable->instance;
+    if (instance == NULL || !instance->has_run)
+        return ember_error_set(EMBER_ERROR_ARGUMENT,
+                               "no output yet: call ember_runnable_run first");
+    *out = instance->tensors[instance->model->outputs[index]];
     return EMBER_OK;
+}
+
+size_t ember_runnable_bytes(const ember_runnable *runnable)
+{
+    if (!runnable->model->symbolic)
+        return runnable->instance->arena_bytes + runnable->instance->packed_bytes;
+    size_t total = 0;
+    for (size_t i = 0; i < EMBER_BINDING_CACHE; i++)
+        if (runnable->cache[i].instance != NULL)
+            total += runnable->cache[i].instance->arena_bytes +
+                     runnable->cache[i].instance->packed_bytes;
+    return total;
 }

@@ -1,21 +1,13 @@
 /*
- * csrc/core/runnable.h — a model prepared for this CPU, with its working memory.
+ * csrc/core/runnable.h — the public ember_runnable: a model prepared to run.
  *
- * Preparing (runnable.c) turns the immutable model into a list of steps:
- *
- *   1. liveness   nodes that no graph output depends on are dropped;
- *   2. fusion     (fuse.c) a conv/matmul absorbs the relu/clamp/min/max and per-channel
- *                 add that consume it alone; those consumers become aliases;
- *   3. storage    every value gets a storage representative: itself, or for an alias
- *                 (fused consumer, view op such as reshape) the value whose bytes it
- *                 shares; constants are their own storage and never copied;
- *   4. prepare    each remaining node's op packs weights and asks for scratch;
- *   5. arena      (arena.c) one block holds every representative and scratch buffer,
- *                 placed by lifetime so that values not alive at the same time share
- *                 bytes.
- *
- * Running is then: copy the inputs into the arena, call each step's run. Nothing is
- * allocated and nothing can fail once the inputs are checked.
+ * A concrete model (every dim an integer) has one instance (core/instance.h), prepared
+ * once. A template (a plan with symbolic dims, core/symbols.h) is prepared per binding
+ * of its symbols: each run reads the symbols' values from its input shapes, and the
+ * instance of that binding — a concrete model built from the plan with the symbols
+ * replaced, then prepared as any other — is taken from a small cache, or built and put
+ * there, evicting the least recently used. So alternating between a few input lengths
+ * prepares each once, and a run with a binding seen before allocates nothing.
  */
 #ifndef EMBER_CORE_RUNNABLE_H
 #define EMBER_CORE_RUNNABLE_H
@@ -23,55 +15,41 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/instance.h"
 #include "core/model.h"
-#include "core/op.h"
+#include "core/symbols.h"
 
-/* Alignment of every buffer in the arena: a cache line, and enough for any SIMD load. */
-#define EMBER_ARENA_ALIGNMENT 64
+/* How many bindings a runnable keeps prepared (documented in include/ember.h). */
+#define EMBER_BINDING_CACHE 4
 
-typedef struct ember_step {
-    const ember_node *node;
-    void *prepared;                  /* the op's prepared state, or NULL */
-    void (*free_prepared)(void *);   /* copied from the op: freeing never reads the model */
-    const ember_tensor **inputs;     /* node->input_count pointers into runnable->tensors */
-    void *scratch;                   /* into the arena, or NULL */
-    int active;                      /* 0: dead, fused away or a view — never run */
-} ember_step;
+typedef struct ember_bound_instance {
+    ember_model *model;          /* the concrete model of this binding; NULL: free slot */
+    ember_instance *instance;
+    int64_t values[EMBER_MAX_SYMBOLS];
+    uint64_t last_used;
+} ember_bound_instance;
 
 struct ember_runnable {
     const ember_model *model;
-    ember_tensor *tensors;           /* one per value: fact and where its bytes live */
-    ember_step *steps;               /* one per node, in graph order */
-    size_t step_count;
-    const ember_tensor **input_slots; /* storage behind every step's `inputs` */
-    uint8_t *arena;
-    size_t arena_bytes;
-    size_t packed_bytes;             /* held by prepared states (packed weights, bias) */
-    int has_run;
+    ember_instance *instance;    /* the concrete model's, or the last run's binding's */
+    ember_bound_instance cache[EMBER_BINDING_CACHE];
+    uint64_t clock;
 };
-
-/* A request for arena space: `bytes` alive from step `first` to step `last` inclusive. */
-typedef struct ember_arena_request {
-    size_t bytes;
-    int first, last;
-    size_t offset;                   /* out */
-} ember_arena_request;
-
-/* Place every request (greedy first-fit by offset, biggest first, aligned to
- * EMBER_ARENA_ALIGNMENT) so that requests alive at the same time never overlap.
- * *out_total is the arena size. Fails only on size overflow or out of memory. */
-ember_status ember_arena_plan(ember_arena_request *requests, size_t count, size_t *out_total);
-
-/* Fusion (fuse.c). For each node, `fused_into[i]` becomes the index of the GEMM node
- * that absorbed node i, or -1; `epilogues[i]` the epilogue of GEMM node i. Only nodes
- * with live[i] are considered. Epilogue bias arrays are malloc'd (free them). */
-ember_status ember_fuse_epilogues(const ember_model *model, const uint8_t *live,
-                                  int *fused_into, ember_epilogue *epilogues);
 
 ember_status ember_runnable_create(const ember_model *model, ember_runnable **out);
 void ember_runnable_destroy(ember_runnable *runnable);
-/* Check the inputs against the model's input facts, then run every step. */
+/* Bind the symbols (templates), check the inputs, run. */
 ember_status ember_runnable_execute(ember_runnable *runnable, size_t n_inputs,
                                     const ember_tensor *inputs);
+/* Output `index` of the last run; EMBER_ERROR_ARGUMENT if there was none. */
+ember_status ember_runnable_get_output(const ember_runnable *runnable, size_t index,
+                                       ember_tensor *out);
+/* Arena and packed weights of every prepared instance. */
+size_t ember_runnable_bytes(const ember_runnable *runnable);
+
+/* The binding of a template's symbols given by these inputs, or an error naming the
+ * input and symbol that disagree ("input 1 'h' gives S=37, input 0 'x' gave S=100"). */
+ember_status ember_bind_symbols(const ember_model *model, size_t n_inputs,
+                                const ember_tensor *inputs, ember_binding *binding);
 
 #endif /* EMBER_CORE_RUNNABLE_H */

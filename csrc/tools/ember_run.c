@@ -138,6 +138,13 @@ static int make_inputs(const ember_model *model, const options *o, ember_tensor 
         } else {
             ember_fact fact;
             ember_model_input_fact(model, i, &fact);
+            for (int d = 0; d < fact.rank; d++)
+                if (fact.shape[d] < 0) {
+                    fprintf(stderr, "ember-run: input %zu '%s' has the symbolic dim %s: give "
+                            "the inputs with -i\n", i, ember_model_input_name(model, i),
+                            ember_model_input_dim(model, i, d));
+                    return 1;
+                }
             size_t bytes = ember_datum_type_size(fact.datum_type);
             for (int d = 0; d < fact.rank; d++)
                 bytes *= (size_t)fact.shape[d];
