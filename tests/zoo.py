@@ -201,3 +201,20 @@ def _calibrate_batchnorms(model, x):
         outputs = session.run(None, {n: values[n] for n in inputs})
         for name, value in zip([n for n in node.output if n], outputs):
             values[name] = value
+
+
+def symbolic_conv1d_model(seed=0):
+    """A tiny causal conv1d net with free batch N and time T: Conv(pad 2, 0) → Relu →
+    Transpose → Reshape to [N, 8*T]. For tests of symbolic shapes (host and QEMU)."""
+    from onnx import TensorProto
+    w = np.random.default_rng(seed).standard_normal((8, 4, 3)).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "W"], ["c"], pads=[2, 0]),
+             helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("Transpose", ["r"], ["t"], perm=[0, 2, 1]),
+             helper.make_node("Reshape", ["t", "shape"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4, "T"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(w, "W"),
+         numpy_helper.from_array(np.array([0, -1], np.int64), "shape")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])

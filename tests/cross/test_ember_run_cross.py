@@ -84,3 +84,25 @@ def test_cross_corrupt_plan_is_an_error(arch, tmp_path):
                                          str(bad)], timeout=120)
     assert result.returncode == 1, (result.returncode, result.stderr)
     assert result.stderr.strip()
+
+
+@pytest.mark.parametrize("arch", ["aarch64", "armv7"])
+def test_cross_symbolic_plan_at_two_lengths(arch, tmp_path):
+    """One plan with free N and T, run by the cross-built ember-run at two shapes."""
+    import zoo
+    cross.require_cross(arch)
+    cross.cross_build(arch)
+    plan = str(tmp_path / "conv1d.nnef.tar")
+    ember.nnef().write_model_to_tar(
+        ember.onnx().load(zoo.symbolic_conv1d_model()).into_model(), plan)
+    runnable = ember.load_model(plan).into_runnable()
+    for n, t in [(1, 7), (2, 19)]:
+        x = np.random.default_rng(t).standard_normal((n, 4, t)).astype(np.float32)
+        x_path, out = str(tmp_path / f"x{t}.npy"), str(tmp_path / f"y{t}.npy")
+        np.save(x_path, x)
+        result = cross.run_under_qemu(
+            arch, [os.path.join(ROOT, "build", arch, "ember-run"), plan, "-i", x_path,
+                   "-o", out], timeout=300)
+        assert result.returncode == 0, result.stderr
+        np.testing.assert_allclose(np.load(out), runnable.run([x])[0], rtol=1e-5, atol=1e-5)
+        assert np.load(out).shape == (n, 8 * t)

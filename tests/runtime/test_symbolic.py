@@ -6,29 +6,17 @@ prepared once and cached (core/runnable.h). Inconsistent or impossible shapes ar
 errors naming the inputs and the symbol, never a crash or a huge allocation.
 """
 import numpy as np
-import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
 
 import ember
+import zoo
 from ember.runtime import EmberError
 
 RNG = np.random.default_rng(7)
 
 
 def conv1d_model():
-    """Conv1d (causal padding) → relu → transpose → reshape to [N, 8*T]: N and T free."""
-    w = RNG.standard_normal((8, 4, 3)).astype(np.float32)
-    nodes = [helper.make_node("Conv", ["x", "W"], ["c"], pads=[2, 0]),
-             helper.make_node("Relu", ["c"], ["r"]),
-             helper.make_node("Transpose", ["r"], ["t"], perm=[0, 2, 1]),
-             helper.make_node("Reshape", ["t", "shape"], ["y"])]
-    graph = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4, "T"])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        [numpy_helper.from_array(w, "W"),
-         numpy_helper.from_array(np.array([0, -1], np.int64), "shape")])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    return zoo.symbolic_conv1d_model(seed=7)
 
 
 def write_plan(tmp_path, inputs, body, outputs, symbols):
