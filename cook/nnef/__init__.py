@@ -6,6 +6,8 @@
 """
 import os
 
+from ..errors import CookError, FormatError
+
 from . import archive
 from .reader import read_files
 from .writer import plan_files
@@ -28,9 +30,21 @@ def to_tar_bytes(model):
 
 
 def load(source):
-    """A TypedModel (decluttered) from a plan directory, .tar, .tgz or bytes."""
+    """A TypedModel (decluttered) from a plan directory, .tar, .tgz or bytes. Every
+    malformed plan raises an ember error (`FormatError` or another `CookError`)."""
     where = "<bytes>" if isinstance(source, (bytes, bytearray, memoryview)) else os.fspath(source)
-    return read_files(archive.read(source), where)
+    try:
+        return read_files(archive.read(source), where)
+    except CookError:
+        raise
+    except RecursionError:
+        raise FormatError(f"{where}: graph.nnef nests too deeply") from None
+    except UnicodeDecodeError as error:
+        raise FormatError(f"{where}: graph.nnef is not UTF-8 text ({error.reason} at byte "
+                          f"{error.start})") from None
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError, MemoryError) as error:
+        # a hostile plan reaching a numpy or struct call with impossible values
+        raise FormatError(f"{where}: malformed plan ({type(error).__name__}: {error})") from None
 
 
 __all__ = ["write_dir", "write_tar", "write_tar_gz", "to_tar_bytes", "load", "plan_files"]

@@ -4,6 +4,7 @@ import gzip
 import io
 import os
 import tarfile
+import zlib
 
 from ..errors import FormatError
 
@@ -47,7 +48,7 @@ def read_tar_bytes(blob, where="<memory>"):
     if blob[:2] == GZIP_MAGIC:
         try:
             blob = gzip.decompress(blob)
-        except (OSError, EOFError) as error:
+        except (OSError, EOFError, zlib.error) as error:
             raise FormatError(f"{where}: bad gzip data ({error})") from None
     files = {}
     try:
@@ -59,7 +60,7 @@ def read_tar_bytes(blob, where="<memory>"):
                 while name.startswith("./"):
                     name = name[2:]
                 files[name] = tar.extractfile(member).read()
-    except tarfile.TarError as error:
+    except (tarfile.TarError, EOFError, zlib.error, ValueError) as error:
         raise FormatError(f"{where}: not a tar archive ({error})") from None
     return files
 

@@ -2,9 +2,12 @@
 
 The layout is in docs/plan-format.md; this module is its one Python implementation.
 """
+import math
 import struct
 
 import numpy as np
+
+from ..errors import FormatError
 
 MAGIC = b"\x4e\xef"
 HEADER_SIZE = 128
@@ -33,8 +36,8 @@ _READ_TYPES = {
 }
 
 
-class DatError(ValueError):
-    pass
+class DatError(FormatError):
+    """A malformed .dat file (an ember error, as every reader error is)."""
 
 
 def to_bytes(array):
@@ -67,7 +70,7 @@ def from_bytes(blob, name="<dat>"):
     if vendor not in (0, TRACT_VENDOR):
         raise DatError(f"{name}: unknown item type vendor {vendor:#x}")
     shape = tuple(extents[:rank])
-    count = int(np.prod(shape, dtype=np.int64))
+    count = math.prod(shape)           # Python ints: extents of 2^32 never wrap
     if code == BOOL and bits == 1:
         expected = (count + 7) // 8
     elif (code, bits) in _READ_TYPES:

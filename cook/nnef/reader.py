@@ -163,6 +163,10 @@ class PlanReader:
 
     def external(self, call):
         shape = [dims.from_value(d) for d in call.kwarg("shape")]
+        for d in shape:
+            if dims.is_concrete(d) and d < 0:
+                raise FormatError(f"{self.where} line {call.line}: input {call.name!r} has the "
+                                  f"negative dim {d}")
         if call.op == "tract_core_external":
             datum_type = datum.parse(call.kwarg("datum_type", "f32"))
         else:
@@ -187,9 +191,7 @@ class PlanReader:
         if list(value.shape) != shape:
             raise FormatError(f"{self.where}: variable {call.name!r} declares shape {shape}, "
                               f"{path} holds {list(value.shape)}")
-        if value.dtype in (np.float16, np.float64):
-            value = value.astype(np.float32)
-        return self.graph.add_const(call.name, value)
+        return self.graph.add_const(call.name, value)  # f16 and f64 stay as they are, as in C
 
     def read(self):
         if "graph.nnef" not in self.files:

@@ -54,9 +54,12 @@ def summary(results):
             "models": count(models)}
 
 
-def render(results):
+def render(results, c_passing=None):
+    """The page; `c_passing` (names of the tests that pass through the C runtime, from
+    the committed C ledger) adds the C-runtime column."""
     lines = [HEADER.format(rtol=conformance.DEFAULT_RTOL, atol=conformance.DEFAULT_ATOL)]
     counts = summary(results)
+    c_passing = set(c_passing or ())
     lines += ["## Conformance summary", "",
               f"- node tests of the supported ops (tests whose model is one node of an op "
               f"in the table below): {counts['listed']} pass",
@@ -64,6 +67,13 @@ def render(results):
               f"- model tests (pytorch-converted, pytorch-operator, simple): "
               f"{counts['models']} pass",
               f"- overall: {counts['all']} pass", ""]
+    reference = {r.name for r in results if r.passed}
+    through_c = reference & c_passing
+    lines += ["Through the C runtime (ONNX → cook → plan → C, the C ledger "
+              "`tests/cook/conformance_passing_c.txt`, checked by "
+              "`tests/runtime/test_conformance_c.py`): "
+              f"{len(c_passing)} / {len(results)} pass; of the {len(reference)} tests the "
+              f"reference passes, {len(through_c)} pass through C.", ""]
     if conformance.SKIPPED:
         lines += ["Not run: " + ", ".join(f"{k} ({v})" for k, v in
                                           sorted(conformance.SKIPPED.items())), ""]
@@ -74,8 +84,12 @@ def render(results):
             per_op[result.op_type][1] += 1
             per_op[result.op_type][0] += result.passed
     lines += ["## Supported operators", "",
-              "| op | opsets | datum types | node tests passing | notes |",
-              "|---|---|---|---|---|"]
+              "| op | opsets | datum types | node tests passing | through C | notes |",
+              "|---|---|---|---|---|---|"]
+    per_op_c = defaultdict(int)
+    for result in results:
+        if result.source == "node" and result.name in c_passing:
+            per_op_c[result.op_type] += 1
     for op_type in sorted(TRANSLATORS):
         info = INFO.get(op_type, {})
         passed, total = per_op.get(op_type, (0, 0))
@@ -83,8 +97,9 @@ def render(results):
         if info.get("cook_only"):
             notes = "cook-only for now" + ("; " + notes if notes else "")
         tests = f"{passed} / {total}" if total else "–"
+        in_c = f"{per_op_c.get(op_type, 0)} / {total}" if total else "–"
         lines.append(f"| {op_type} | {info.get('opsets', '1+')} | "
-                     f"{info.get('types', 'float')} | {tests} | {notes} |")
+                     f"{info.get('types', 'float')} | {tests} | {in_c} | {notes} |")
     lines.append("")
 
     failing = [r for r in results if not r.passed]
@@ -108,11 +123,32 @@ def render(results):
     for op, names in sorted(unsupported.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         lines.append(f"| {op} | {len(names)} |")
     lines.append("")
+    reference_only = defaultdict(list)
+    for result in results:
+        if result.passed and result.name not in c_passing:
+            reference_only[result.op_type].append(result.name)
+    lines += ["## Passing in the reference, not yet through the C runtime", "",
+              f"{sum(len(v) for v in reference_only.values())} tests, by op:", ""]
+    for op, names in sorted(reference_only.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        lines.append(f"- **{op}** ({len(names)}): " + ", ".join(sorted(names)))
+    lines.append("")
     return "\n".join(lines)
 
 
 def main():
-    print(render(conformance.run_all()), end="")
+    print(render(conformance.run_all(), read_c_ledger()), end="")
+
+
+def read_c_ledger(path=None):
+    """Names listed in the committed C ledger (tests/cook/conformance_passing_c.txt when
+    run from the source tree), or an empty set."""
+    import os
+    path = path or os.path.join(os.path.dirname(__file__), "..", "..", "tests", "cook",
+                                "conformance_passing_c.txt")
+    if not os.path.exists(path):
+        return set()
+    with open(path) as handle:
+        return {line.strip() for line in handle if line.strip() and not line.startswith("#")}
 
 
 if __name__ == "__main__":

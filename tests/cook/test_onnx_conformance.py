@@ -2,9 +2,11 @@
 
 `conformance_passing.txt` lists the tests that pass. This test fails when one of them no
 longer passes (a regression) and prints the tests that pass but are not listed yet; it
-also checks that docs/ops.md is what `python -m ember.cook.onnx.docs` generates.
+also checks that docs/ops.md is what `python -m ember.cook.onnx.docs` generates (its
+C-runtime column comes from `conformance_passing_c.txt`, the ledger of the same tests
+through the C runtime, checked by tests/runtime/test_conformance_c.py).
 
-    python tests/cook/test_onnx_conformance.py --update    # rewrite the list and docs/ops.md
+    python tests/cook/test_onnx_conformance.py --update    # rewrite both lists and docs/ops.md
 """
 import os
 import sys
@@ -14,18 +16,19 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 LEDGER = os.path.join(HERE, "conformance_passing.txt")
+LEDGER_C = os.path.join(HERE, "conformance_passing_c.txt")
 OPS_MD = os.path.join(ROOT, "docs", "ops.md")
 
 
-def read_ledger():
-    with open(LEDGER) as handle:
+def read_ledger(path=LEDGER):
+    with open(path) as handle:
         return {line.strip() for line in handle if line.strip() and not line.startswith("#")}
 
 
-def write_ledger(results):
+def write_ledger(results, path=LEDGER, through="cook + run_reference"):
     names = sorted(r.name for r in results if r.passed)
-    with open(LEDGER, "w") as handle:
-        handle.write("# ONNX backend tests that pass through cook + run_reference.\n"
+    with open(path, "w") as handle:
+        handle.write(f"# ONNX backend tests that pass through {through}.\n"
                      "# Rewrite with: python tests/cook/test_onnx_conformance.py --update\n")
         handle.write("".join(name + "\n" for name in names))
     return names
@@ -54,7 +57,7 @@ def test_ops_md_is_generated(results):
     from ember.cook.onnx import docs
     with open(OPS_MD, encoding="utf-8") as handle:
         committed = handle.read()
-    assert committed == docs.render(results), \
+    assert committed == docs.render(results, read_ledger(LEDGER_C)), \
         "docs/ops.md is stale: run `python tests/cook/test_onnx_conformance.py --update`"
 
 
@@ -67,10 +70,14 @@ def main(argv):
     print(f"{passed} / {len(results)} pass; " + ", ".join(
         f"{k}: {v}" for k, v in docs.summary(results).items()))
     if "--update" in argv:
+        c_results = conformance.run_all(engine="c")
+        print(f"{sum(r.passed for r in c_results)} / {len(c_results)} pass through C")
         write_ledger(results)
+        write_ledger(c_results, LEDGER_C, "cook + plan + the C runtime")
         with open(OPS_MD, "w", encoding="utf-8") as handle:
-            handle.write(docs.render(results))
-        print(f"wrote {os.path.relpath(LEDGER, ROOT)} and {os.path.relpath(OPS_MD, ROOT)}")
+            handle.write(docs.render(results, read_ledger(LEDGER_C)))
+        print(f"wrote {os.path.relpath(LEDGER, ROOT)}, {os.path.relpath(LEDGER_C, ROOT)} and "
+              f"{os.path.relpath(OPS_MD, ROOT)}")
 
 
 if __name__ == "__main__":

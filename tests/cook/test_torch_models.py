@@ -1,6 +1,6 @@
 """Models exported from torch 2.13 by both of its ONNX exporters (tests/data/torch): a
-MobileNetV2, a bidirectional LSTM with dynamic batch and time axes, and a transformer
-encoder. Each must type completely with its symbols kept, declutter to core ops, and
+MobileNetV2, a bidirectional LSTM with dynamic batch and time axes, a transformer
+encoder, a causal dilated TCN and a MobileNetV3-style net. Each must type completely with its symbols kept, declutter to core ops, and
 match onnxruntime through run_reference at several values of its symbols."""
 import os
 
@@ -22,6 +22,9 @@ MODELS = {
     "lstm": ([(1, 7, 40), (3, 23, 40)], {"N", "T"},
              {"Copy", "Shape", "Gather", "Concat", "Broadcast"}),
     "encoder": ([(1, 7, 40), (2, 23, 40)], {"N", "T"}, {"Copy", "Shape", "Gather", "Erf"}),
+    "tcn": ([(1, 40, 37), (2, 40, 100)], {"N", "T"}, {"Copy", "Shape", "Gather"}),
+    "mobilenet_v3": ([(1, 3, 96, 96), (3, 3, 96, 96)], {"N"},
+                     {"BatchNorm", "Copy", "Shape", "Gather"}),
 }
 # the TorchScript exporter traces the encoder's attention with fixed sizes: its graph
 # only runs at the traced shape (onnxruntime refuses other shapes too)

@@ -1,4 +1,5 @@
-"""Export the torch test models: MobileNetV2, a bidirectional LSTM and a transformer encoder.
+"""Export the torch test models: MobileNetV2, a bidirectional LSTM, a transformer encoder,
+a causal dilated TCN (keyword-spotting style) and a MobileNetV3-style net.
 
     pip install torch==2.13.0 onnxscript && python tests/data/torch/export.py
 
@@ -98,6 +99,62 @@ class Encoder(nn.Module):
         return self.out(self.encoder(self.embed(x)))
 
 
+class Tcn(nn.Module):
+    """Keyword spotting: 40 features per frame, 4 causal dilated conv1d blocks (explicit
+    left padding, dilation 1, 2, 4, 8) with residuals, then 12 scores per frame."""
+
+    def __init__(self, channels=32):
+        super().__init__()
+        self.inp = nn.Conv1d(40, channels, 1)
+        self.blocks = nn.ModuleList(nn.Conv1d(channels, channels, 3, dilation=d)
+                                    for d in (1, 2, 4, 8))
+        self.out = nn.Conv1d(channels, 12, 1)
+
+    def forward(self, x):                      # x: [N, 40, T]
+        y = torch.relu(self.inp(x))
+        for block in self.blocks:
+            pad = 2 * block.dilation[0]        # causal: all the padding on the left
+            y = y + torch.relu(block(nn.functional.pad(y, (pad, 0))))
+        return self.out(y)
+
+
+class SqueezeExcite(nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.reduce = nn.Conv2d(channels, channels // 4, 1)
+        self.expand = nn.Conv2d(channels // 4, channels, 1)
+
+    def forward(self, x):
+        s = nn.functional.adaptive_avg_pool2d(x, 1)
+        return x * nn.functional.hardsigmoid(self.expand(torch.relu(self.reduce(s))))
+
+
+class MobileNetV3Small(nn.Module):
+    """A MobileNetV3-style net (hard-swish, hard-sigmoid squeeze-excite), 10 classes."""
+
+    def __init__(self):
+        super().__init__()
+        act = nn.Hardswish
+
+        def block(cin, cout, stride, se):
+            hidden = cin * 4
+            layers = [nn.Conv2d(cin, hidden, 1), nn.BatchNorm2d(hidden), act(),
+                      nn.Conv2d(hidden, hidden, 3, stride, 1, groups=hidden),
+                      nn.BatchNorm2d(hidden), act()]
+            if se:
+                layers.append(SqueezeExcite(hidden))
+            layers += [nn.Conv2d(hidden, cout, 1), nn.BatchNorm2d(cout)]
+            return nn.Sequential(*layers)
+        self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1), nn.BatchNorm2d(16), act())
+        self.blocks = nn.Sequential(block(16, 16, 2, True), block(16, 24, 2, False),
+                                    block(24, 40, 2, True), block(40, 48, 1, True))
+        self.head = nn.Sequential(nn.Linear(48, 64), act(), nn.Linear(64, 10))
+
+    def forward(self, x):
+        y = self.blocks(self.stem(x))
+        return self.head(nn.functional.adaptive_avg_pool2d(y, 1).flatten(1))
+
+
 def export(module, example, name, dynamic):
     """Write <name>.legacy.onnx and <name>.dynamo.onnx; `dynamic` = {axis: symbol}."""
     module.eval()
@@ -150,6 +207,8 @@ def main():
     export(MobileNetV2(), torch.randn(2, 3, 224, 224), "mobilenet_v2", {0: "N"})
     export(SpeechLstm(), torch.randn(2, 50, 40), "lstm", {0: "N", 1: "T"})
     export(Encoder(), torch.randn(2, 50, 40), "encoder", {0: "N", 1: "T"})
+    export(Tcn(), torch.randn(2, 40, 50), "tcn", {0: "N", 2: "T"})
+    export(MobileNetV3Small(), torch.randn(2, 3, 96, 96), "mobilenet_v3", {0: "N"})
 
 
 if __name__ == "__main__":
