@@ -177,10 +177,9 @@ def _no_location(error):
     return re.sub(r"^\S*graph\.nnef:\d+: ", "", str(error))
 
 
-def _run(model, inputs, freeze, engine="reference"):
-    """ONNX -> typed, decluttered model -> run_reference. With `freeze`, the integer
-    vectors and the scalars (attribute-like: axes, shape, pads, k…) get their values fixed
-    (`set_input_value`), as a model would have them as constants."""
+def typed_model(model, inputs, freeze=False):
+    """The typed, decluttered model of a case, input facts set from its data (with
+    `freeze`, the small integer inputs are fixed as values, see _run)."""
     from . import loader
     from ..datum import from_numpy
     from ..errors import FormatError
@@ -197,8 +196,18 @@ def _run(model, inputs, freeze, engine="reference"):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with np.errstate(all="ignore"):
-            typed = im.into_model()
-            if engine == "reference":
+            return im.into_model()
+
+
+def _run(model, inputs, freeze, engine="reference"):
+    """ONNX -> typed, decluttered model -> run_reference (or the C runtime). With `freeze`,
+    the integer vectors and the scalars (attribute-like: axes, shape, pads, k…) get their
+    values fixed (`set_input_value`), as a model would have them as constants."""
+    typed = typed_model(model, inputs, freeze)
+    if engine == "reference":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with np.errstate(all="ignore"):
                 return typed.run_reference(inputs)
     runnable = typed.into_runnable()
     return runnable.run([np.asarray(v, dtype=f.dtype) if np.asarray(v).dtype != f.dtype
