@@ -1,10 +1,14 @@
-"""ember vs onnxruntime vs tract on the model-zoo "light" architectures, one thread.
+"""ember vs onnxruntime vs tract, one thread: the model-zoo "light" architectures and the
+torch exports of tests/data/torch (voice and mobile models, symbolic axes kept).
 
-The weights are seeded random (tests/zoo.py), the input a 1x3x224x224 random image.
-For each engine: load time (file → ready to run) and the median of the run times, all
-in this one process, engines interleaved per round so machine noise hits them alike.
+The weights are seeded random (tests/zoo.py); the input random, of the shape given
+(light models: 1x3x224x224). For each engine: load time (file → ready to run) and the
+median of the run times, all in this one process, engines interleaved per round so
+machine noise hits them alike. ember loads a .tar plan; for a torch model the plan keeps
+its symbolic axes, and the first run prepares the binding (included in "load").
 
     python benchmarks/bench_models.py [--rounds 7] [model ...]
+    python benchmarks/bench_models.py --torch           # tcn, mobilenet_v3, encoder, …
 """
 import argparse
 import os
@@ -28,23 +32,47 @@ def timed(fn):
     return result, (time.perf_counter() - t0) * 1e3
 
 
-def engines(onnx_path, plan_path):
+# torch exports (tests/data/torch/<name>.onnx) and the input shape each is run at
+TORCH_MODELS = {
+    "tcn.legacy": (1, 40, 100),
+    "mobilenet_v3.dynamo": (1, 3, 96, 96),
+    "mobilenet_v2.legacy": (1, 3, 224, 224),
+    "encoder.dynamo": (1, 50, 40),
+    "lstm.legacy": (1, 100, 40),
+    "lstm.dynamo": (1, 100, 40),
+}
+
+
+def subject(name):
+    """(ONNX proto, input shape) of a light model or a torch export."""
+    if name in TORCH_MODELS:
+        path = os.path.join(ROOT, "tests", "data", "torch", name + ".onnx")
+        return zoo.randomized_model(path, seed=0), TORCH_MODELS[name]
+    return zoo.randomized_light_model(name, seed=0), (1, 3, 224, 224)
+
+
+def engines(onnx_path, plan_path, shape):
     import onnxruntime as ort
     import tract
 
     def load_ember():
-        return ember.load_model(plan_path).into_runnable()
+        runnable = ember.load_model(plan_path).into_runnable()
+        runnable.run([np.zeros(shape, np.float32)])   # a symbolic plan prepares its binding
+        return runnable
 
     def load_ort():
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
+        options.log_severity_level = 3   # no shape warnings on dynamic exports
         session = ort.InferenceSession(onnx_path, options, providers=["CPUExecutionProvider"])
         name = session.get_inputs()[0].name
         return lambda x: session.run(None, {name: x})
 
     def load_tract():
-        return tract.onnx().load(onnx_path).into_model().into_runnable()
+        model = tract.onnx().load(onnx_path)
+        model.set_input_fact(0, ",".join(map(str, shape)) + ",f32")
+        return model.into_model().into_runnable()
 
     return {
         "ember": (load_ember, lambda r, x: r.run([x])),
@@ -54,19 +82,28 @@ def engines(onnx_path, plan_path):
 
 
 def bench(name, rounds):
-    proto = zoo.randomized_light_model(name, seed=0)
+    proto, shape = subject(name)
     with tempfile.TemporaryDirectory() as directory:
         onnx_path = os.path.join(directory, f"{name}.onnx")
         import onnx
         onnx.save(proto, onnx_path)
-        plan_path = os.path.join(directory, f"{name}.nnef.tgz")
-        ember.nnef().write_model_to_tar_gz(ember.onnx().load(onnx_path).into_model(), plan_path)
-        x = np.random.default_rng(0).random((1, 3, 224, 224), dtype=np.float32)
+        plan_path = os.path.join(directory, f"{name}.nnef.tar")
+        specs = engines(onnx_path, plan_path, shape)
+        try:
+            ember.nnef().write_model_to_tar(ember.onnx().load(onnx_path).into_model(),
+                                            plan_path)
+        except ember.cook.CookError as error:
+            print(f"  {name}: ember cannot cook it: {str(error).splitlines()[0][:120]}")
+            del specs["ember"]
+        x = np.random.default_rng(0).random(shape, dtype=np.float32)
         loaded, load_ms, run_ms = {}, {}, {}
-        for engine, (load, _run) in engines(onnx_path, plan_path).items():
-            loaded[engine], load_ms[engine] = timed(load)
+        for engine, (load, _run) in list(specs.items()):
+            try:
+                loaded[engine], load_ms[engine] = timed(load)
+            except Exception as error:          # noqa: BLE001 (an engine may refuse a model)
+                print(f"  {name}: {engine} cannot run it: {str(error).splitlines()[0][:100]}")
+                del specs[engine]
             run_ms[engine] = []
-        specs = engines(onnx_path, plan_path)
         for engine, (_load, run) in specs.items():
             run(loaded[engine], x)  # warm-up
         for _ in range(rounds):
@@ -76,19 +113,38 @@ def bench(name, rounds):
                 for engine in specs}
 
 
+def cell(result, engine, index, width):
+    return f"{result[engine][index]:{width - 2}.1f}ms" if engine in result else " " * (width - 1) + "–"
+
+
+def ratio(result, engine, width):
+    if engine not in result or "ember" not in result:
+        return " " * (width - 1) + "–"
+    return f"{result['ember'][1] / result[engine][1]:{width}.2f}"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("models", nargs="*", default=zoo.light_model_names())
+    parser.add_argument("--torch", action="store_true", help="the torch exports")
+    parser.add_argument("models", nargs="*")
     args = parser.parse_args()
+    models = args.models or (list(TORCH_MODELS) if args.torch else zoo.light_model_names())
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     print(f"{'model':14} {'ember load':>11} {'ort load':>9} {'tract load':>11} "
           f"{'ember run':>10} {'ort run':>9} {'tract run':>10} {'ember/ort':>10} {'ember/tract':>12}")
-    for name in args.models:
+    ratios = []
+    for name in models:
         r = bench(name, args.rounds)
-        (el, er), (ol, orr), (tl, tr) = r["ember"], r["onnxruntime"], r["tract"]
-        print(f"{name:14} {el:9.1f}ms {ol:7.1f}ms {tl:9.1f}ms {er:8.1f}ms {orr:7.1f}ms "
-              f"{tr:8.1f}ms {er / orr:10.2f} {er / tr:12.2f}", flush=True)
+        if "ember" in r and "onnxruntime" in r:
+            ratios.append(r["ember"][1] / r["onnxruntime"][1])
+        print(f"{name:14} {cell(r, 'ember', 0, 11)} {cell(r, 'onnxruntime', 0, 9)} "
+              f"{cell(r, 'tract', 0, 11)} {cell(r, 'ember', 1, 10)} "
+              f"{cell(r, 'onnxruntime', 1, 9)} {cell(r, 'tract', 1, 10)} "
+              f"{ratio(r, 'onnxruntime', 10)} {ratio(r, 'tract', 12)}", flush=True)
+    if ratios:
+        print(f"geometric mean ember/ort: {float(np.exp(np.mean(np.log(ratios)))):.2f} "
+              f"over {len(ratios)} models")
     lib = os.path.join(ROOT, "build", "host", "libember.so")
     if os.path.exists(lib):
         print(f"libember.so: {os.path.getsize(lib)} bytes")
