@@ -315,6 +315,18 @@ static ember_status check_input(const ember_model *model, size_t index, const em
                                    : "(bad rank)");
 }
 
+/* An op deciding its output size writes the actual shape into its output tensors; each
+ * run starts again from the largest shape, which its buffers were sized for. */
+static void restore_bounds(ember_instance *instance, const ember_node *node)
+{
+    const ember_model *model = instance->model;
+    for (int k = 0; k < node->output_count; k++) {
+        const ember_value *value = &model->values[node->output + k];
+        instance->tensors[node->output + k].rank = value->rank;
+        memcpy(instance->tensors[node->output + k].shape, value->shape, sizeof value->shape);
+    }
+}
+
 /* Check every input before touching the arena: a rejected call leaves the previous
  * run's outputs readable. Once copying starts, has_run stays cleared until the last step
  * finished, so a half-computed output is never handed out as a result. */
@@ -343,6 +355,8 @@ ember_status ember_instance_execute(ember_instance *instance, size_t n_inputs,
         if (!step->active)
             continue;
         ember_tensor *output = &instance->tensors[step->node->output];
+        if (step->node->op->flags & EMBER_OP_DECIDES_SIZE)
+            restore_bounds(instance, step->node); /* the last run shrank them */
         int empty = 1;
         for (int k = 0; k < step->node->output_count && empty; k++)
             empty = ember_shape_count(output[k].shape, output[k].rank) == 0;

@@ -30,7 +30,9 @@
 #include "base/error.h"
 #include "core/attr.h"
 #include "core/model_build.h"
+#include "core/model_stages.h"
 #include "core/op.h"
+#include "core/shape.h"
 #include "core/symbols.h"
 
 /* Every load-time failure about a node goes through here, so that all of them carry the
@@ -101,7 +103,7 @@ static int name_map_grow(name_map *map)
 }
 
 /* The caller checked the key is absent. */
-static ember_status name_map_put(name_map *map, const char *key, int id)
+ember_status ember_name_map_put(name_map *map, const char *key, int id)
 {
     if ((map->count + 1) * 2 > map->capacity && name_map_grow(map) != 0)
         return ember_error_set(EMBER_ERROR_MEMORY, "out of memory building the graph");
@@ -114,7 +116,7 @@ static ember_status name_map_put(name_map *map, const char *key, int id)
     return EMBER_OK;
 }
 
-static void name_map_free(name_map *map)
+void ember_name_map_free(name_map *map)
 {
     free(map->keys);
     free(map->ids);
@@ -233,7 +235,7 @@ static ember_status build_invocation(builder *b, const char *const *names, int c
         return status;
     const ember_node *node = &model->nodes[model->node_count - 1];
     for (int k = 0; k < count && status == EMBER_OK; k++)
-        status = name_map_put(&b->names, names[k], node->output + k);
+        status = ember_name_map_put(&b->names, names[k], node->output + k);
     return status;
 }
 
@@ -283,7 +285,7 @@ static ember_status build_assignment(builder *b, const ember_nnef_assignment *as
                                "%s:%d: '%s': only invocations, identifiers and literals are "
                                "supported on the right of '='", origin, line, name);
     }
-    return name_map_put(&b->names, name, id);
+    return ember_name_map_put(&b->names, name, id);
 }
 
 /* ---------------------------------------------------------------- graph inputs/outputs */
@@ -546,7 +548,7 @@ static ember_status build_template(builder *b)
         if (status == EMBER_OK)
             status = ember_build_template_external(b, id, rvalue, assignment->line, &binding);
         if (status == EMBER_OK)
-            status = name_map_put(&b->names, name, id);
+            status = ember_name_map_put(&b->names, name, id);
         if (status != EMBER_OK)
             return status;
     }
@@ -556,6 +558,15 @@ static ember_status build_template(builder *b)
     if (status == EMBER_OK)
         status = read_output_facts(model, doc);
     return status;
+}
+
+/* The template's stages (core/model_stages.h). */
+static ember_status plan_stages(ember_model *model)
+{
+    model->stage_plan = calloc(1, sizeof *model->stage_plan);
+    if (model->stage_plan == NULL)
+        return ember_error_set(EMBER_ERROR_MEMORY, "out of memory loading the plan");
+    return ember_stage_plan_build(model, model->stage_plan);
 }
 
 /* ---------------------------------------------------------------- entry points */
@@ -600,7 +611,9 @@ ember_status ember_model_from_archive(ember_archive *archive, ember_model **out_
         status = read_properties(model, &model->doc);
         if (status == EMBER_OK)
             status = model->symbolic ? build_template(&b) : build_body(&b);
-        name_map_free(&b.names);
+        if (status == EMBER_OK && model->symbolic)
+            status = plan_stages(model);
+        ember_name_map_free(&b.names);
     }
     if (!model->symbolic)
         ember_nnef_document_free(&model->doc); /* a concrete model needs no AST */
@@ -612,54 +625,23 @@ ember_status ember_model_from_archive(ember_archive *archive, ember_model **out_
     return EMBER_OK;
 }
 
-/* The template's body with every symbol substituted, in `pool`. */
-static ember_status substitute_body(const ember_model *template_model,
-                                    const ember_binding *binding, ember_expr_pool *pool,
-                                    ember_nnef_document *out)
-{
-    const ember_nnef_document *doc = &template_model->doc;
-    *out = *doc;
-    out->arena = NULL; /* the template owns the AST; this copy owns nothing */
-    ember_nnef_assignment *body = calloc(doc->graph_body_count + 1, sizeof *body);
-    if (body == NULL)
-        return ember_error_set(EMBER_ERROR_MEMORY, "out of memory binding symbols");
-    out->graph_body = body;
-    for (size_t i = 0; i < doc->graph_body_count; i++) {
-        body[i] = doc->graph_body[i];
-        body[i].rvalue = ember_expr_substitute(doc->graph_body[i].rvalue, binding, pool, 0);
-        if (body[i].rvalue == NULL)
-            return ember_error_prefix(EMBER_ERROR_INVALID, "%s", template_model->graph_origin);
-    }
-    return EMBER_OK;
-}
-
-ember_status ember_model_specialize(const ember_model *template_model,
-                                    const ember_binding *binding, ember_model **out_model)
+ember_status ember_model_build_document(const ember_model *template_model,
+                                        const ember_nnef_document *doc, ember_model **out_model)
 {
     ember_model *model = calloc(1, sizeof *model);
-    ember_expr_pool *pool = ember_expr_pool_new();
-    ember_nnef_document doc;
-    memset(&doc, 0, sizeof doc);
-    ember_status status = model && pool ? EMBER_OK
-                                        : ember_error_set(EMBER_ERROR_MEMORY,
-                                                          "out of memory binding symbols");
+    if (model == NULL)
+        return ember_error_set(EMBER_ERROR_MEMORY, "out of memory binding symbols");
+    model->archive = template_model->archive;
+    model->archive_borrowed = 1;
+    ember_status status = set_origin(model, template_model->archive.origin
+                                                ? template_model->archive.origin : "<plan>");
     if (status == EMBER_OK) {
-        model->archive = template_model->archive;
-        model->archive_borrowed = 1;
-        status = set_origin(model, template_model->archive.origin ? template_model->archive.origin
-                                                                  : "<plan>");
-    }
-    if (status == EMBER_OK)
-        status = substitute_body(template_model, binding, pool, &doc);
-    if (status == EMBER_OK) {
-        builder b = {model, &doc, {NULL, NULL, 0, 0}};
-        status = read_properties(model, &doc);
+        builder b = {model, doc, {NULL, NULL, 0, 0}};
+        status = read_properties(model, doc);
         if (status == EMBER_OK)
             status = build_body(&b);
-        name_map_free(&b.names);
+        ember_name_map_free(&b.names);
     }
-    free(doc.graph_body);
-    ember_expr_pool_free(pool);
     if (status != EMBER_OK) {
         ember_model_destroy(model);
         return status;
@@ -707,6 +689,8 @@ void ember_model_destroy(ember_model *model)
         free(model->output_dim_texts[i]);
     free(model->output_dim_texts);
     free(model->output_facts);
+    ember_stage_plan_free(model->stage_plan);
+    free(model->stage_plan);
     ember_nnef_document_free(&model->doc);
     if (!model->archive_borrowed)
         ember_archive_close(&model->archive);

@@ -81,7 +81,7 @@ struct ember_model {
     /* Symbolic plans (core/symbols.h). A model whose graph mentions a declared symbol is
      * a template: it keeps its AST, its inputs are values whose symbolic dims are -1
      * (their expressions in input_dims), and it has no nodes; each binding of the
-     * symbols builds a concrete model (ember_model_specialize). */
+     * symbols builds concrete models of its stages (core/model_stages.h). */
     char **symbols;               /* `extension tract_symbol S;` names (owned) */
     size_t symbol_count;
     int symbolic;                 /* a template: see above */
@@ -93,6 +93,7 @@ struct ember_model {
                                      where symbolic; NULL when the plan does not say */
     char **output_dim_texts;      /* template: output_count × EMBER_MAX_RANK */
     size_t template_node_count;   /* the operations of a template's graph */
+    struct ember_stage_plan *stage_plan; /* template: its body in stages (model_stages.h) */
     int archive_borrowed;         /* a specialisation reads its template's archive */
 };
 
@@ -102,13 +103,12 @@ ember_status ember_model_from_archive(ember_archive *archive, ember_model **out_
 
 void ember_model_destroy(ember_model *model);
 
-struct ember_binding;
-/* The concrete model of a template for `binding` (every symbol bound): the same plan
- * built with each symbol replaced by its value. It borrows the template's archive, so
- * the template must outlive it. */
-ember_status ember_model_specialize(const ember_model *template_model,
-                                    const struct ember_binding *binding,
-                                    ember_model **out_model);
+/* A concrete model built from `doc` (a stage of a template, its symbols substituted:
+ * core/model_stages.c). It borrows the template's archive, so the template must outlive
+ * it. */
+ember_status ember_model_build_document(const ember_model *template_model,
+                                        const ember_nnef_document *doc,
+                                        ember_model **out_model);
 
 /* Record "<origin>:<line>: node '<name>' (<op>): <message>" and return `status`. */
 ember_status ember_node_error(const ember_node *node, ember_status status, const char *fmt,

@@ -45,6 +45,9 @@ typedef struct builder {
 
 /* The value id of `key`, or -1. */
 int ember_name_map_get(const name_map *map, const char *key);
+/* Add `key` (absent; the map borrows the string). */
+ember_status ember_name_map_put(name_map *map, const char *key, int id);
+void ember_name_map_free(name_map *map);
 
 /* ---- model_values.c */
 

@@ -50,6 +50,11 @@ enum {
     EMBER_OP_VIEW = 1u << 0,
     /* The op computes through the GEMM and accepts a fused epilogue (conv, matmul). */
     EMBER_OP_FUSES_EPILOGUE = 1u << 1,
+    /* A size of the output is decided by the input values (NonZero, Unique, Compress):
+     * the attribute `count` names the symbol it binds (core/model_stages.h). The op is
+     * built with count = -1; infer gives the largest possible shape, run writes the
+     * actual one into io->output[…].shape and `decided_count` reads it back. */
+    EMBER_OP_DECIDES_SIZE = 1u << 2,
 };
 
 /* Work folded into a GEMM-based op from the nodes that consumed its result:
@@ -105,6 +110,8 @@ typedef struct ember_op {
     /* How many results an invocation may assign (`a, b = split(…)`): 0 means exactly one.
      * infer and run then see node->output_count consecutive outputs. */
     int max_outputs;
+    /* EMBER_OP_DECIDES_SIZE: the size the last run decided, from its outputs. */
+    int64_t (*decided_count)(const ember_node *node, const ember_tensor *outputs);
 } ember_op;
 
 /* The descriptor serving NNEF name `name`, or NULL (csrc/ops/op_table.c). */

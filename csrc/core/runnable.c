@@ -1,6 +1,6 @@
 /*
- * The public runnable: one prepared instance for a concrete model, a cache of them per
- * binding for a template. See core/runnable.h.
+ * The public runnable: one prepared instance for a concrete model; for a template, its
+ * stages run in turn, each from a cache of instances per binding. See core/runnable.h.
  */
 #include "core/runnable.h"
 
@@ -8,19 +8,34 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "core/op.h"
+
+static ember_status oom(void)
+{
+    return ember_error_set(EMBER_ERROR_MEMORY, "out of memory preparing the model");
+}
 
 ember_status ember_runnable_create(const ember_model *model, ember_runnable **out)
 {
     ember_runnable *runnable = calloc(1, sizeof *runnable);
     if (runnable == NULL)
-        return ember_error_set(EMBER_ERROR_MEMORY, "out of memory preparing the model");
+        return oom();
     runnable->model = model;
+    ember_status status = EMBER_OK;
     if (!model->symbolic) {
-        ember_status status = ember_instance_create(model, &runnable->instance);
-        if (status != EMBER_OK) {
-            free(runnable);
-            return status;
-        }
+        status = ember_instance_create(model, &runnable->instance);
+    } else {
+        const ember_stage_plan *plan = model->stage_plan;
+        runnable->cache_size = EMBER_BINDING_CACHE * plan->stage_count;
+        runnable->cache = calloc(runnable->cache_size + 1, sizeof *runnable->cache);
+        runnable->named = calloc(plan->name_count + 1, sizeof *runnable->named);
+        runnable->outputs = calloc(model->output_count + 1, sizeof *runnable->outputs);
+        if (!runnable->cache || !runnable->named || !runnable->outputs)
+            status = oom();
+    }
+    if (status != EMBER_OK) {
+        ember_runnable_destroy(runnable);
+        return status;
     }
     *out = runnable;
     return EMBER_OK;
@@ -30,6 +45,7 @@ static void release(ember_bound_instance *slot)
 {
     ember_instance_destroy(slot->instance);
     ember_model_destroy(slot->model);
+    free(slot->decider_nodes);
     memset(slot, 0, sizeof *slot);
 }
 
@@ -37,51 +53,147 @@ void ember_runnable_destroy(ember_runnable *runnable)
 {
     if (runnable == NULL)
         return;
-    if (!runnable->model->symbolic)
-        ember_instance_destroy(runnable->instance);
-    for (size_t i = 0; i < EMBER_BINDING_CACHE; i++)
+    ember_instance_destroy(runnable->instance);
+    for (size_t i = 0; i < runnable->cache_size; i++)
         release(&runnable->cache[i]);
+    free(runnable->cache);
+    free(runnable->named);
+    free(runnable->outputs);
     free(runnable);
 }
 
-static int same_values(const ember_bound_instance *slot, const ember_binding *binding)
+/* ---------------------------------------------------------------- the stage cache */
+
+static int same_binding(const ember_bound_instance *slot, size_t stage,
+                        const ember_binding *binding)
 {
-    return memcmp(slot->values, binding->values, binding->count * sizeof(int64_t)) == 0;
+    if (slot->model == NULL || slot->stage != stage)
+        return 0;
+    for (size_t s = 0; s < binding->count; s++)
+        if (slot->bound[s] != binding->bound[s] ||
+            (binding->bound[s] && slot->values[s] != binding->values[s]))
+            return 0;
+    return 1;
 }
 
-/* The cached instance of `binding`, or a new one in the least recently used slot. */
-static ember_status instance_for(ember_runnable *runnable, const ember_binding *binding,
-                                 ember_instance **out)
+/* The nodes of a stage's deciding ops in its concrete model, found by name once. */
+static ember_status find_deciders(const ember_model *template_model, const ember_stage *stage,
+                                  ember_bound_instance *slot)
+{
+    const ember_nnef_document *doc = &template_model->doc;
+    slot->decider_nodes = calloc(stage->decider_count + 1, sizeof(int));
+    if (slot->decider_nodes == NULL)
+        return oom();
+    for (size_t d = 0; d < stage->decider_count; d++) {
+        const ember_nnef_expr *lvalue = doc->graph_body[stage->deciders[d].assignment].lvalue;
+        const char *name = lvalue->kind == EMBER_NNEF_IDENTIFIER ? lvalue->u.string
+                                                                 : lvalue->u.list.items[0]->u.string;
+        slot->decider_nodes[d] = -1;
+        for (size_t n = 0; n < slot->model->node_count; n++)
+            if (strcmp(slot->model->nodes[n].name, name) == 0)
+                slot->decider_nodes[d] = (int)n;
+        if (slot->decider_nodes[d] < 0)
+            return ember_error_set(EMBER_ERROR_INVALID, "node '%s' vanished from its stage",
+                                   name);
+    }
+    return EMBER_OK;
+}
+
+/* The cached instance of stage `s` for `binding`, or a new one in the least recently
+ * used slot. Slots used earlier in this run are more recent than any victim as long as
+ * the cache holds more than one slot per stage, which it does. */
+static ember_status instance_for(ember_runnable *runnable, size_t s,
+                                 const ember_binding *binding, const ember_tensor *live_in,
+                                 ember_bound_instance **out)
 {
     ember_bound_instance *victim = &runnable->cache[0];
-    for (size_t i = 0; i < EMBER_BINDING_CACHE; i++) {
+    for (size_t i = 0; i < runnable->cache_size; i++) {
         ember_bound_instance *slot = &runnable->cache[i];
-        if (slot->model != NULL && same_values(slot, binding)) {
+        if (same_binding(slot, s, binding)) {
             slot->last_used = ++runnable->clock;
-            *out = slot->instance;
+            *out = slot;
             return EMBER_OK;
         }
         if (slot->model == NULL ? victim->model != NULL : (victim->model != NULL &&
                                                           slot->last_used < victim->last_used))
             victim = slot;
     }
-    if (victim->instance == runnable->instance)
-        runnable->instance = NULL; /* its outputs go with it */
     release(victim);
-    ember_model *model = NULL;
-    ember_instance *instance = NULL;
-    ember_status status = ember_model_specialize(runnable->model, binding, &model);
+    const ember_model *template_model = runnable->model;
+    ember_status status = ember_stage_specialize(template_model, s, binding, live_in,
+                                                 &victim->model);
     if (status == EMBER_OK)
-        status = ember_instance_create(model, &instance);
+        status = ember_instance_create(victim->model, &victim->instance);
+    victim->stage = s;
+    if (status == EMBER_OK)
+        status = find_deciders(template_model, &template_model->stage_plan->stages[s], victim);
     if (status != EMBER_OK) {
-        ember_model_destroy(model);
+        release(victim);
         return status;
     }
-    victim->model = model;
-    victim->instance = instance;
-    memcpy(victim->values, binding->values, binding->count * sizeof(int64_t));
+    memcpy(victim->values, binding->values, sizeof victim->values);
+    memcpy(victim->bound, binding->bound, sizeof victim->bound);
     victim->last_used = ++runnable->clock;
-    *out = instance;
+    *out = victim;
+    return EMBER_OK;
+}
+
+/* ---------------------------------------------------------------- running */
+
+/* Run stage s: its inputs from the tensors named so far, its outputs named for the
+ * stages after it, and the sizes its deciding ops found bound. */
+static ember_status run_stage(ember_runnable *runnable, size_t s, ember_binding *binding)
+{
+    const ember_stage_plan *plan = runnable->model->stage_plan;
+    const ember_stage *stage = &plan->stages[s];
+    ember_tensor inputs[64];
+    ember_tensor *live_in = stage->live_in_count <= 64
+                                ? inputs : malloc(stage->live_in_count * sizeof *live_in);
+    if (live_in == NULL)
+        return oom();
+    for (size_t i = 0; i < stage->live_in_count; i++)
+        live_in[i] = runnable->named[stage->live_in[i]];
+    ember_bound_instance *slot;
+    ember_status status = instance_for(runnable, s, binding, live_in, &slot);
+    if (status == EMBER_OK)
+        status = ember_instance_execute(slot->instance, stage->live_in_count, live_in);
+    if (live_in != inputs)
+        free(live_in);
+    if (status != EMBER_OK)
+        return status;
+    const ember_model *model = slot->model;
+    for (size_t i = 0; i < stage->live_out_count; i++)
+        runnable->named[stage->live_out[i]] = slot->instance->tensors[model->outputs[i]];
+    for (size_t d = 0; d < stage->decider_count; d++) {
+        const ember_node *node = &model->nodes[slot->decider_nodes[d]];
+        const int64_t count = node->op->decided_count(node,
+                                                      &slot->instance->tensors[node->output]);
+        binding->bound[stage->deciders[d].symbol] = 1;
+        binding->values[stage->deciders[d].symbol] = count;
+    }
+    return EMBER_OK;
+}
+
+static ember_status run_template(ember_runnable *runnable, size_t n_inputs,
+                                 const ember_tensor *inputs)
+{
+    const ember_model *model = runnable->model;
+    const ember_stage_plan *plan = model->stage_plan;
+    ember_binding binding;
+    ember_status status = ember_bind_symbols(model, n_inputs, inputs, &binding);
+    if (status != EMBER_OK)
+        return status;
+    runnable->has_run = 0;
+    for (size_t i = 0; i < n_inputs; i++)
+        if (plan->input_names[i] >= 0)
+            runnable->named[plan->input_names[i]] = inputs[i];
+    for (size_t s = 0; s < plan->stage_count && status == EMBER_OK; s++)
+        status = run_stage(runnable, s, &binding);
+    if (status != EMBER_OK)
+        return status;
+    for (size_t i = 0; i < model->output_count; i++)
+        runnable->outputs[i] = runnable->named[plan->output_names[i]];
+    runnable->has_run = 1;
     return EMBER_OK;
 }
 
@@ -90,15 +202,7 @@ ember_status ember_runnable_execute(ember_runnable *runnable, size_t n_inputs,
 {
     if (!runnable->model->symbolic)
         return ember_instance_execute(runnable->instance, n_inputs, inputs);
-    ember_binding binding;
-    ember_instance *instance;
-    ember_status status = ember_bind_symbols(runnable->model, n_inputs, inputs, &binding);
-    if (status == EMBER_OK)
-        status = instance_for(runnable, &binding, &instance);
-    if (status != EMBER_OK)
-        return status;
-    runnable->instance = instance;
-    return ember_instance_execute(instance, n_inputs, inputs);
+    return run_template(runnable, n_inputs, inputs);
 }
 
 ember_status ember_runnable_get_output(const ember_runnable *runnable, size_t index,
@@ -109,10 +213,11 @@ ember_status ember_runnable_get_output(const ember_runnable *runnable, size_t in
         return ember_error_set(EMBER_ERROR_ARGUMENT, "output index %zu out of range (%zu "
                                "outputs)", index, model->output_count);
     const ember_instance *instance = runnable->instance;
-    if (instance == NULL || !instance->has_run)
+    if (model->symbolic ? !runnable->has_run : !instance->has_run)
         return ember_error_set(EMBER_ERROR_ARGUMENT,
                                "no output yet: call ember_runnable_run first");
-    *out = instance->tensors[instance->model->outputs[index]];
+    *out = model->symbolic ? runnable->outputs[index]
+                           : instance->tensors[instance->model->outputs[index]];
     return EMBER_OK;
 }
 
@@ -121,7 +226,7 @@ size_t ember_runnable_bytes(const ember_runnable *runnable)
     if (!runnable->model->symbolic)
         return runnable->instance->arena_bytes + runnable->instance->packed_bytes;
     size_t total = 0;
-    for (size_t i = 0; i < EMBER_BINDING_CACHE; i++)
+    for (size_t i = 0; i < runnable->cache_size; i++)
         if (runnable->cache[i].instance != NULL)
             total += runnable->cache[i].instance->arena_bytes +
                      runnable->cache[i].instance->packed_bytes;

@@ -3,11 +3,13 @@
  *
  * A concrete model (every dim an integer) has one instance (core/instance.h), prepared
  * once. A template (a plan with symbolic dims, core/symbols.h) is prepared per binding
- * of its symbols: each run reads the symbols' values from its input shapes, and the
- * instance of that binding — a concrete model built from the plan with the symbols
- * replaced, then prepared as any other — is taken from a small cache, or built and put
- * there, evicting the least recently used. So alternating between a few input lengths
- * prepares each once, and a run with a binding seen before allocates nothing.
+ * of its symbols: each run reads the symbols' values from its input shapes, then runs
+ * the template's stages in order (core/model_stages.h; one stage unless some size is
+ * decided by values). The instance of a stage for a binding — a concrete model built
+ * from the stage with the symbols replaced, then prepared as any other — is taken from
+ * a small cache, or built and put there, evicting the least recently used. So
+ * alternating between a few input lengths prepares each once, and a run with a binding
+ * seen before allocates nothing.
  */
 #ifndef EMBER_CORE_RUNNABLE_H
 #define EMBER_CORE_RUNNABLE_H
@@ -17,22 +19,32 @@
 
 #include "core/instance.h"
 #include "core/model.h"
+#include "core/model_stages.h"
 #include "core/symbols.h"
 
-/* How many bindings a runnable keeps prepared (documented in include/ember.h). */
+/* How many bindings a runnable keeps prepared per stage (documented in ember.h). */
 #define EMBER_BINDING_CACHE 4
 
+/* One stage of a template, built and prepared for one binding of the symbols. */
 typedef struct ember_bound_instance {
-    ember_model *model;          /* the concrete model of this binding; NULL: free slot */
+    ember_model *model;          /* the concrete model of this stage; NULL: free slot */
     ember_instance *instance;
-    int64_t values[EMBER_MAX_SYMBOLS];
+    size_t stage;
+    int64_t values[EMBER_MAX_SYMBOLS]; /* the binding at the start of the stage */
+    uint8_t bound[EMBER_MAX_SYMBOLS];
+    int *decider_nodes;          /* node of each of the stage's deciding ops */
     uint64_t last_used;
 } ember_bound_instance;
 
 struct ember_runnable {
     const ember_model *model;
-    ember_instance *instance;    /* the concrete model's, or the last run's binding's */
-    ember_bound_instance cache[EMBER_BINDING_CACHE];
+    ember_instance *instance;    /* a concrete model's one instance */
+    /* templates */
+    ember_bound_instance *cache; /* EMBER_BINDING_CACHE per stage */
+    size_t cache_size;
+    ember_tensor *named;         /* per name id of the stage plan: its tensor in this run */
+    ember_tensor *outputs;       /* per graph output, after the last complete run */
+    int has_run;
     uint64_t clock;
 };
 

@@ -268,7 +268,7 @@ void ember_expr_pool_free(ember_expr_pool *pool)
     free(pool);
 }
 
-static void *pool_alloc(ember_expr_pool *pool, size_t size)
+void *ember_expr_pool_alloc(ember_expr_pool *pool, size_t size)
 {
     pool_block *block = calloc(1, sizeof(pool_block) + size);
     if (block == NULL)
@@ -281,7 +281,7 @@ static void *pool_alloc(ember_expr_pool *pool, size_t size)
 static ember_nnef_expr *new_number(ember_expr_pool *pool, const ember_nnef_expr *like,
                                    int64_t value)
 {
-    ember_nnef_expr *n = pool_alloc(pool, sizeof *n);
+    ember_nnef_expr *n = ember_expr_pool_alloc(pool, sizeof *n);
     if (n != NULL) {
         n->kind = EMBER_NNEF_NUMBER;
         n->line = like->line;
@@ -294,7 +294,7 @@ static ember_nnef_expr *new_number(ember_expr_pool *pool, const ember_nnef_expr 
 
 static ember_nnef_expr *copy_node(ember_expr_pool *pool, const ember_nnef_expr *e)
 {
-    ember_nnef_expr *n = pool_alloc(pool, sizeof *n);
+    ember_nnef_expr *n = ember_expr_pool_alloc(pool, sizeof *n);
     if (n != NULL)
         *n = *e;
     return n;
@@ -311,7 +311,7 @@ static ember_nnef_expr *substitute_list(const ember_nnef_expr *e, const ember_bi
                                         ember_expr_pool *pool)
 {
     ember_nnef_expr *n = copy_node(pool, e);
-    ember_nnef_expr **items = pool_alloc(pool, (e->u.list.count + 1) * sizeof *items);
+    ember_nnef_expr **items = ember_expr_pool_alloc(pool, (e->u.list.count + 1) * sizeof *items);
     if (n == NULL || items == NULL)
         return oom();
     for (size_t i = 0; i < e->u.list.count; i++)
@@ -326,7 +326,7 @@ static ember_nnef_expr *substitute_invocation(const ember_nnef_expr *e,
                                               ember_expr_pool *pool)
 {
     ember_nnef_expr *n = copy_node(pool, e);
-    ember_nnef_arg *args = pool_alloc(pool, (e->u.invocation.arg_count + 1) * sizeof *args);
+    ember_nnef_arg *args = ember_expr_pool_alloc(pool, (e->u.invocation.arg_count + 1) * sizeof *args);
     if (n == NULL || args == NULL)
         return oom();
     for (size_t i = 0; i < e->u.invocation.arg_count; i++) {

@@ -55,6 +55,8 @@ const char *ember_expr_format(const ember_nnef_expr *e, char *buf, size_t capaci
 typedef struct ember_expr_pool ember_expr_pool;
 ember_expr_pool *ember_expr_pool_new(void);
 void ember_expr_pool_free(ember_expr_pool *pool);
+/* Zeroed memory that lives until the pool is freed; NULL when out of memory. */
+void *ember_expr_pool_alloc(ember_expr_pool *pool, size_t size);
 
 /* `e` with every bound symbol replaced by its value and every integer sub-expression that
  * became constant folded to a number. Sub-trees without symbols are shared with `e`, not
