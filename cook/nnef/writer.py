@@ -115,6 +115,21 @@ class PlanWriter:
         self.emit(name, expression)
         return name
 
+    def assign_all(self, node, expression):
+        """The statement `a, b, … = expression;` defining every output of a node."""
+        names = []
+        for slot in range(len(node.outputs)):
+            outlet = node.outlet(slot)
+            name = self.output_idents.get(outlet) or self.fresh(
+                node.name if slot == 0 else f"{node.name}_{slot}")
+            self.idents[outlet] = name
+            names.append(name)
+        if len(names) == 1:
+            self.emit(names[0], expression)
+        else:
+            self.statements.append(f"  ({', '.join(names)}) = {expression};")
+        return names
+
     def write_external(self, node):
         fact = node.outputs[0]
         shape = fmt(list(fact.shape))

@@ -225,6 +225,11 @@ static ember_status build_invocation(builder *b, const char *const *names, int c
     if (op == NULL)
         return ember_error_set(EMBER_ERROR_UNSUPPORTED, "%s:%d: node '%s': unknown op '%s'",
                                model->graph_origin, line, names[0], op_name);
+    if ((op->flags & EMBER_OP_DECIDES_SIZE) && !model->is_stage)
+        return ember_error_set(EMBER_ERROR_INVALID, "%s:%d: node '%s': %s decides a size at "
+                               "run time: its count must name a symbol declared with "
+                               "`extension tract_symbol`", model->graph_origin, line,
+                               names[0], op_name);
     const int allowed = op->max_outputs > 0 ? op->max_outputs : 1;
     if (count > allowed)
         return ember_error_set(EMBER_ERROR_INVALID, "%s:%d: node '%s': %s gives at most %d "
@@ -633,6 +638,7 @@ ember_status ember_model_build_document(const ember_model *template_model,
         return ember_error_set(EMBER_ERROR_MEMORY, "out of memory binding symbols");
     model->archive = template_model->archive;
     model->archive_borrowed = 1;
+    model->is_stage = 1;
     ember_status status = set_origin(model, template_model->archive.origin
                                                 ? template_model->archive.origin : "<plan>");
     if (status == EMBER_OK) {

@@ -95,6 +95,7 @@ struct ember_model {
     size_t template_node_count;   /* the operations of a template's graph */
     struct ember_stage_plan *stage_plan; /* template: its body in stages (model_stages.h) */
     int archive_borrowed;         /* a specialisation reads its template's archive */
+    int is_stage;                 /* built by ember_model_build_document */
 };
 
 /* Load from an opened archive: find and parse graph.nnef, build. Takes ownership of

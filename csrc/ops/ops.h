@@ -34,7 +34,9 @@
     /* concat.c */                                                                         \
     X(concat)                                                                              \
     /* slice.c */                                                                          \
-    X(slice)
+    X(slice)                                                                               \
+    /* value_sized.c */                                                                    \
+    X(ember_nonzero) X(ember_compress) X(ember_unique)
 
 #define EMBER_DECLARE_OP(name) extern const ember_op ember_op_##name;
 EMBER_OPS(EMBER_DECLARE_OP)
