@@ -94,7 +94,7 @@ static ember_status prepare_steps(ember_instance *instance, const prepare_work *
         work->scratch_bytes[n] = 0;
         if (!step->active || node->op->prepare == NULL)
             continue;
-        ember_prepare_context ctx = {model, node, kernels, NULL, 0, 0};
+        ember_prepare_context ctx = {model, node, kernels, NULL, instance->packed_store, 0, 0};
         if (node->op->flags & EMBER_OP_FUSES_EPILOGUE)
             ctx.epilogue = &work->epilogues[n];
         step->free_prepared = node->op->free_prepared;
@@ -254,12 +254,14 @@ static ember_status prepare(ember_instance *instance, prepare_work *work)
     return status;
 }
 
-ember_status ember_instance_create(const ember_model *model, ember_instance **out)
+ember_status ember_instance_create(const ember_model *model, ember_packed_store *packed,
+                                   ember_instance **out)
 {
     ember_instance *instance = calloc(1, sizeof *instance);
     if (instance == NULL)
         return ember_error_set(EMBER_ERROR_MEMORY, "out of memory preparing the model");
     instance->model = model;
+    instance->packed_store = packed;
     prepare_work work;
     memset(&work, 0, sizeof work);
     ember_status status = prepare(instance, &work);

@@ -25,6 +25,7 @@
 
 #include "core/model.h"
 #include "core/op.h"
+#include "core/packed.h"
 
 /* Alignment of every buffer in the arena: a cache line, and enough for any SIMD load. */
 #define EMBER_ARENA_ALIGNMENT 64
@@ -48,7 +49,8 @@ struct ember_instance {
     const ember_tensor **input_slots; /* storage behind every step's `inputs` */
     uint8_t *arena;
     size_t arena_bytes;
-    size_t packed_bytes;             /* held by prepared states (packed weights, bias) */
+    size_t packed_bytes;             /* held by prepared states (bias; not the shared store) */
+    ember_packed_store *packed_store; /* the runnable's, shared */
     int has_run;
 };
 
@@ -70,7 +72,9 @@ ember_status ember_arena_plan(ember_arena_request *requests, size_t count, size_
 ember_status ember_fuse_epilogues(const ember_model *model, const uint8_t *live,
                                   int *fused_into, ember_epilogue *epilogues);
 
-ember_status ember_instance_create(const ember_model *model, ember_instance **out);
+/* `packed`: the runnable's store of packed weights, shared with its other instances. */
+ember_status ember_instance_create(const ember_model *model, ember_packed_store *packed,
+                                   ember_instance **out);
 void ember_instance_destroy(ember_instance *instance);
 /* Check the inputs against the model's input facts, then run every step. */
 ember_status ember_instance_execute(ember_instance *instance, size_t n_inputs,

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "core/model.h"
+#include "core/packed.h"
 #include "kernels/kernels.h"
 
 typedef enum ember_op_param_kind {
@@ -72,8 +73,10 @@ typedef struct ember_prepare_context {
     const ember_node *node;
     const ember_kernel_config *kernels;
     const ember_epilogue *epilogue; /* non-NULL only for EMBER_OP_FUSES_EPILOGUE ops */
+    struct ember_packed_store *packed; /* packed constants shared by the runnable's
+                                          instances (core/packed.h): not the op's to free */
     size_t scratch_bytes;    /* out: arena bytes the run needs, live during this node only */
-    size_t packed_bytes;     /* out: bytes of packed weights the prepared state holds */
+    size_t packed_bytes;     /* out: bytes the prepared state holds (not the shared ones) */
 } ember_prepare_context;
 
 /* The tensors of one run of a node. Shapes are the output/input facts; data points

@@ -23,7 +23,7 @@ ember_status ember_runnable_create(const ember_model *model, ember_runnable **ou
     runnable->model = model;
     ember_status status = EMBER_OK;
     if (!model->symbolic) {
-        status = ember_instance_create(model, &runnable->instance);
+        status = ember_instance_create(model, &runnable->packed, &runnable->instance);
     } else {
         const ember_stage_plan *plan = model->stage_plan;
         runnable->cache_size = EMBER_BINDING_CACHE * plan->stage_count;
@@ -59,6 +59,7 @@ void ember_runnable_destroy(ember_runnable *runnable)
     free(runnable->cache);
     free(runnable->named);
     free(runnable->outputs);
+    ember_packed_store_free(&runnable->packed);
     free(runnable);
 }
 
@@ -123,7 +124,7 @@ static ember_status instance_for(ember_runnable *runnable, size_t s,
     ember_status status = ember_stage_specialize(template_model, s, binding, live_in,
                                                  &victim->model);
     if (status == EMBER_OK)
-        status = ember_instance_create(victim->model, &victim->instance);
+        status = ember_instance_create(victim->model, &runnable->packed, &victim->instance);
     victim->stage = s;
     if (status == EMBER_OK)
         status = find_deciders(template_model, &template_model->stage_plan->stages[s], victim);
@@ -224,8 +225,9 @@ ember_status ember_runnable_get_output(const ember_runnable *runnable, size_t in
 size_t ember_runnable_bytes(const ember_runnable *runnable)
 {
     if (!runnable->model->symbolic)
-        return runnable->instance->arena_bytes + runnable->instance->packed_bytes;
-    size_t total = 0;
+        return runnable->instance->arena_bytes + runnable->instance->packed_bytes +
+               runnable->packed.bytes;
+    size_t total = runnable->packed.bytes;
     for (size_t i = 0; i < runnable->cache_size; i++)
         if (runnable->cache[i].instance != NULL)
             total += runnable->cache[i].instance->arena_bytes +

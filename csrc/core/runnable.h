@@ -39,6 +39,7 @@ typedef struct ember_bound_instance {
 struct ember_runnable {
     const ember_model *model;
     ember_instance *instance;    /* a concrete model's one instance */
+    ember_packed_store packed;   /* packed weights, shared by every instance */
     /* templates */
     ember_bound_instance *cache; /* EMBER_BINDING_CACHE per stage */
     size_t cache_size;

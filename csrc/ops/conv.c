@@ -226,7 +226,8 @@ typedef struct conv_prepared {
     int64_t padded_h, padded_w;       /* dw_row: the zero-padded plane in scratch */
     int64_t block;                    /* output pixels per packed B block, multiple of nr */
     size_t group_filter_floats;       /* packed A floats of one group */
-    float *packed_filter;             /* groups × group_filter_floats; NULL if computed */
+    float *packed_filter;             /* groups × group_filter_floats, in the runnable's
+                                         packed store; NULL if computed */
     float *bias;                      /* out_channels: constant bias + fused adds */
     float *run_bias;                  /* out_channels, refreshed per run when the bias is computed */
     int bias_computed;
@@ -238,7 +239,6 @@ static void conv_free(void *p)
     conv_prepared *prepared = p;
     if (prepared == NULL)
         return;
-    free(prepared->packed_filter);
     free(prepared->bias);
     free(prepared->run_bias);
     free(prepared);
@@ -353,11 +353,16 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
     const size_t filter_bytes = (size_t)p->groups * p->group_filter_floats * sizeof(float);
     ctx->scratch_bytes = (size_t)p->depth * (size_t)p->block * sizeof(float);
     if (w->constant != NULL) {
-        p->packed_filter = malloc(filter_bytes + sizeof(float));
+        const int64_t layout[] = {'C', (int64_t)p->kernel->mr, p->groups, p->group_out,
+                                  p->depth};
+        int fresh = 0;
+        p->packed_filter = ember_packed_acquire(ctx->packed, w->constant,
+                                                ember_packed_layout(layout, 5),
+                                                filter_bytes + sizeof(float), &fresh);
         if (p->packed_filter == NULL)
             return ember_node_error(node, EMBER_ERROR_MEMORY, "out of memory packing the filter");
-        pack_filter(p, w->constant, p->packed_filter);
-        ctx->packed_bytes += filter_bytes;
+        if (fresh)
+            pack_filter(p, w->constant, p->packed_filter);
     } else {
         ctx->scratch_bytes += filter_bytes; /* packed per run, after the im2col block */
     }

@@ -110,8 +110,6 @@ static void matmul_free(void *p)
     matmul_prepared *prepared = p;
     if (prepared == NULL)
         return;
-    free(prepared->packed_a);
-    free(prepared->packed_b);
     free(prepared->bias_row);
     free(prepared->bias_col);
     free(prepared);
@@ -155,14 +153,22 @@ static void matmul_geometry(matmul_prepared *p, const ember_node *node, const em
     p->b_matrices = ember_shape_count(b->shape, b->rank - 2);
 }
 
-/* Pack every matrix of a constant operand once. */
-static ember_status pack_constant(const ember_node *node, int64_t matrices, size_t floats,
-                                  float **out, ember_prepare_context *ctx)
+/* The packed matrices of a constant operand, from the runnable's store: *fresh when
+ * they still have to be packed. */
+static ember_status pack_constant(const ember_node *node, const matmul_prepared *p,
+                                  const void *source, char operand, int64_t matrices,
+                                  size_t floats, float **out, int *fresh,
+                                  ember_prepare_context *ctx)
 {
-    *out = malloc(((size_t)matrices * floats + 1) * sizeof(float));
+    /* Only what shapes this operand: B's packing does not depend on A's rows (which a
+     * symbol may vary), and the other way round. */
+    const int64_t layout[] = {'M', operand, operand == 'A' ? p->transpose_a : p->transpose_b,
+                              operand == 'A' ? p->m : p->n, p->k, matrices,
+                              (int64_t)(operand == 'A' ? p->kernel->mr : p->kernel->nr)};
+    *out = ember_packed_acquire(ctx->packed, source, ember_packed_layout(layout, 7),
+                                ((size_t)matrices * floats + 1) * sizeof(float), fresh);
     if (*out == NULL)
         return ember_node_error(node, EMBER_ERROR_MEMORY, "out of memory packing weights");
-    ctx->packed_bytes += (size_t)matrices * floats * sizeof(float);
     return EMBER_OK;
 }
 
@@ -213,9 +219,11 @@ static ember_status matmul_prepare(ember_prepare_context *ctx, void **out)
     p->b_floats = ember_f32_packed_b_floats(p->kernel->nr, (size_t)p->k, (size_t)p->n);
 
     ctx->scratch_bytes = 0;
+    int fresh = 0;
     if (a->constant != NULL) {
-        status = pack_constant(node, p->a_matrices, p->a_floats, &p->packed_a, ctx);
-        for (int64_t i = 0; status == EMBER_OK && i < p->a_matrices; i++)
+        status = pack_constant(node, p, a->constant, 'A', p->a_matrices, p->a_floats,
+                               &p->packed_a, &fresh, ctx);
+        for (int64_t i = 0; status == EMBER_OK && fresh && i < p->a_matrices; i++)
             pack_a_rows(p, (const float *)a->constant + i * p->m * p->k, 0, p->m,
                         p->packed_a + (size_t)i * p->a_floats);
     } else {
@@ -223,8 +231,9 @@ static ember_status matmul_prepare(ember_prepare_context *ctx, void **out)
                                                         (size_t)p->k) * sizeof(float);
     }
     if (status == EMBER_OK && b->constant != NULL) {
-        status = pack_constant(node, p->b_matrices, p->b_floats, &p->packed_b, ctx);
-        for (int64_t i = 0; status == EMBER_OK && i < p->b_matrices; i++)
+        status = pack_constant(node, p, b->constant, 'B', p->b_matrices, p->b_floats,
+                               &p->packed_b, &fresh, ctx);
+        for (int64_t i = 0; status == EMBER_OK && fresh && i < p->b_matrices; i++)
             pack_b_matrix(p, (const float *)b->constant + i * p->k * p->n,
                           p->packed_b + (size_t)i * p->b_floats);
     } else if (status == EMBER_OK) {

@@ -126,3 +126,22 @@ def test_plan_without_output_facts_says_so(tmp_path):
         model.output_facts()
     y, = model.into_runnable().run([np.array([-1, 2], np.float32)])
     np.testing.assert_array_equal(y, [0, 2])
+
+
+def test_weights_are_packed_once_for_every_binding():
+    """A new binding prepares the model again, but its packed weights are shared."""
+    from onnx import TensorProto, helper, numpy_helper
+    w = RNG.standard_normal((256, 256)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "W"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["S", 256])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(w, "W")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    runnable = ember.onnx().load(model).into_model().into_runnable()
+    weights = w.nbytes
+    for s in (1, 2, 3, 4):
+        x = RNG.standard_normal((s, 256)).astype(np.float32)
+        np.testing.assert_allclose(runnable.run([x])[0], x @ w, rtol=1e-4, atol=1e-4)
+    # four bindings prepared: one packed copy of W (plus small arenas), not four
+    assert weights <= runnable.memory_bytes < 1.5 * weights, runnable.memory_bytes
