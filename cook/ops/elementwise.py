@@ -79,9 +79,20 @@ FLOAT_ONLY = {"sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "floor", "ceil",
               "gelu_tanh", "is_nan", "is_inf", "is_pos_inf", "is_neg_inf"}
 BOOL_OUTPUT = {"is_nan", "is_inf", "is_pos_inf", "is_neg_inf"}
 PLAN_UNARY = {"relu", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "abs", "neg", "copy"}
+# Unary kinds written under another plan name (NNEF's, tract's, or ember_*: see
+# docs/plan-format.md), and the plan form of the is_inf variants.
+PLAN_NAMES = {
+    "floor": "floor", "ceil": "ceil", "round": "tract_core_round_even", "sign": "sign",
+    "reciprocal": "rcp", "sin": "sin", "cos": "cos", "tan": "tan", "asin": "asin",
+    "acos": "acos", "atan": "atan", "sinh": "sinh", "cosh": "cosh", "asinh": "asinh",
+    "acosh": "acosh", "atanh": "atanh", "erf": "tract_onnx_erf", "softplus": "softplus",
+    "softsign": "ember_softsign", "mish": "ember_mish", "is_nan": "ember_is_nan",
+    "is_inf": "ember_is_inf",
+}
+IS_INF_FLAGS = {"is_inf": "", "is_pos_inf": ", detect_negative = false",
+                "is_neg_inf": ", detect_positive = false"}
 # Why a cook-only map has no plan form, where the plain "cook-only" is not enough.
-NO_PLAN_FORM = {"gelu": "it needs erf, which the plan format lacks; gelu_tanh is writable",
-                "erf": "the plan format has no erf"}
+NO_PLAN_FORM = {}
 
 
 class Unary(Op):
@@ -122,21 +133,36 @@ class Unary(Op):
     def decompose(self, patch, name, inputs):
         """Fused activations in plan ops (the writer lowers them; declutter fuses them)."""
         lower = {"silu": _silu_plan, "hard_swish": _hard_swish_plan,
-                 "gelu_tanh": _gelu_tanh_plan}.get(self.kind)
+                 "gelu_tanh": _gelu_tanh_plan, "gelu": _gelu_plan}.get(self.kind)
         return None if lower is None else [lower(patch, name, inputs[0])]
 
     def nnef_write(self, writer, node):
-        if self.kind not in PLAN_UNARY:
+        x = writer.ident(node.inputs[0])
+        if self.kind in PLAN_UNARY:
+            writer.assign(node, f"{self.kind}({x})")
+        elif self.kind in IS_INF_FLAGS:
+            writer.assign(node, f"ember_is_inf({x}{IS_INF_FLAGS[self.kind]})")
+        elif self.kind in PLAN_NAMES:
+            writer.assign(node, f"{PLAN_NAMES[self.kind]}({x})")
+        else:
             why = NO_PLAN_FORM.get(self.kind, "no plan form")
             raise UnsupportedOp(f"{self.kind} is cook-only for now ({why})")
-        writer.assign(node, f"{self.kind}({writer.ident(node.inputs[0])})")
 
     @classmethod
     def _nnef_reader(cls, kind):
         return lambda reader, inv: reader.wire(inv, cls(kind), [reader.outlet(inv.arg(0))])
 
+    @classmethod
+    def _read_is_inf(cls, reader, inv):
+        positive, negative = inv.kwarg("detect_positive", True), inv.kwarg("detect_negative", True)
+        kind = "is_inf" if positive and negative else "is_pos_inf" if positive else "is_neg_inf"
+        return reader.wire(inv, cls(kind), [reader.outlet(inv.arg(0))])
+
 
 Unary.NNEF_READERS = {kind: Unary._nnef_reader(kind) for kind in PLAN_UNARY}
+Unary.NNEF_READERS.update({plan: Unary._nnef_reader(kind) for kind, plan in PLAN_NAMES.items()
+                           if kind != "is_inf"})
+Unary.NNEF_READERS["ember_is_inf"] = Unary._read_is_inf
 
 
 def _scalar_like(patch, name, x, value):
@@ -171,6 +197,17 @@ def _gelu_tanh_plan(patch, name, x):
     half = _scalar_like(patch, name + "_half", x, 0.5)
     gate = patch.wire1(name + "_gate", Binary("add"), [patch.wire1(
         name + "_halved", Binary("mul"), [tanh, half]), half])
+    return patch.wire1(name, Binary("mul"), [x, gate])
+
+
+def _gelu_plan(patch, name, x):
+    """x * (1/2 + erf(x / sqrt(2)) / 2): erf is a plan op (tract_onnx_erf)."""
+    scaled = patch.wire1(name + "_scaled", Binary("mul"), [x, _scalar_like(
+        patch, name + "_rsqrt2", x, 1 / math.sqrt(2))])
+    erf = patch.wire1(name + "_erf", Unary("erf"), [scaled])
+    half = _scalar_like(patch, name + "_half", x, 0.5)
+    gate = patch.wire1(name + "_gate", Binary("add"), [patch.wire1(
+        name + "_halved", Binary("mul"), [erf, half]), half])
     return patch.wire1(name, Binary("mul"), [x, gate])
 
 
@@ -214,6 +251,50 @@ class Activation(Op):
         with np.errstate(all="ignore"):
             y = ACTIVATIONS[self.kind](x.astype(np.float64), self.alpha, self.beta)
         return [np.asarray(y).astype(x.dtype)]
+
+    def decompose(self, patch, name, inputs):
+        """hard_sigmoid is clamp(alpha x + beta, 0, 1): plan ops (and the clamp fuses)."""
+        if self.kind != "hard_sigmoid":
+            return None
+        x = inputs[0]
+        scaled = patch.wire1(name + "_scaled", Binary("mul"),
+                             [x, _scalar_like(patch, name + "_alpha", x, self.alpha)])
+        shifted = patch.wire1(name + "_shifted", Binary("add"),
+                              [scaled, _scalar_like(patch, name + "_beta", x, self.beta)])
+        return [patch.wire1(name, Clamp(0.0, 1.0), [shifted])]
+
+    def nnef_write(self, writer, node):
+        x = writer.ident(node.inputs[0])
+        a, b = writer.scalar(self.alpha), writer.scalar(self.beta)
+        forms = {"leaky_relu": f"leaky_relu({x}, alpha = {a})",
+                 "elu": f"elu({x}, alpha = {a})",
+                 "selu": f"selu({x}, alpha = {a}, lambda = {b})",
+                 "celu": f"ember_celu({x}, alpha = {a})",
+                 "thresholded_relu": f"ember_thresholded_relu({x}, alpha = {a})",
+                 "shrink": f"ember_shrink({x}, lambda = {a}, bias = {b})"}
+        writer.assign(node, forms[self.kind])
+
+    @classmethod
+    def _nnef_reader(cls, kind, alpha="alpha", beta=None):
+        def read(reader, inv):
+            op = cls(kind, inv.kwarg(alpha, ACTIVATION_DEFAULTS[kind][0]),
+                     inv.kwarg(beta, ACTIVATION_DEFAULTS[kind][1]) if beta else 0.0)
+            return reader.wire(inv, op, [reader.outlet(inv.arg(0))])
+        return read
+
+
+# alpha, beta when a plan omits them (the NNEF / ONNX defaults)
+ACTIVATION_DEFAULTS = {"leaky_relu": (0.01, 0.0), "elu": (1.0, 0.0),
+                       "selu": (1.6732632423543772, 1.0507009873554805), "celu": (1.0, 0.0),
+                       "thresholded_relu": (1.0, 0.0), "shrink": (0.5, 0.0)}
+Activation.NNEF_READERS = {
+    "leaky_relu": Activation._nnef_reader("leaky_relu"),
+    "elu": Activation._nnef_reader("elu"),
+    "selu": Activation._nnef_reader("selu", beta="lambda"),
+    "ember_celu": Activation._nnef_reader("celu"),
+    "ember_thresholded_relu": Activation._nnef_reader("thresholded_relu"),
+    "ember_shrink": Activation._nnef_reader("shrink", alpha="lambda", beta="bias"),
+}
 
 
 class Clamp(Op):

@@ -31,9 +31,6 @@ CASES = {
 # (a pass is reported, so the entry is removed when the op lands).
 MISSING = {
     ("tcn", "legacy"): "Pad has no plan form yet",
-    ("mobilenet_v3", "legacy"): "HardSigmoid has no plan form yet",
-    ("mobilenet_v3", "dynamo"): "HardSigmoid has no plan form yet",
-    ("encoder", "dynamo"): "exact GELU (erf) has no plan form yet",
 }
 
 
