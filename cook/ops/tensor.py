@@ -8,7 +8,7 @@ import numpy as np
 from .. import datum, dims
 from ..errors import ShapeError
 from ..facts import Fact
-from .base import Op, expect_inputs, normalize_axis, operands
+from .base import Op, expect_inputs, normalize_axis, operands, refuse_runtime_plan
 
 
 def _scalar(value):
@@ -251,6 +251,45 @@ class Pad(Op):
         if self.mode == "constant":
             return [np.pad(x, pads, constant_values=np.asarray(value, x.dtype))]
         return [np.pad(x, pads, mode=self.mode)]
+
+    BORDERS = {"constant": "constant", "reflect": "reflect", "edge": "replicate",
+               "wrap": "wrap"}
+
+    def nnef_write(self, writer, node):
+        """pad(x, padding, border, value); negative pads crop first, with a slice."""
+        refuse_runtime_plan(self)
+        x = writer.ident(node.inputs[0])
+        shape = writer.graph.fact(node.inputs[0]).shape
+        crops = [(i, b, a) for i, (b, a) in enumerate(self.pads)
+                 if _negative(b) or _negative(a)]
+        if crops:
+            name = writer.fresh(node.name + "_cropped")
+            begin = [-b if _negative(b) else 0 for _, b, _a in crops]
+            end = [dims.add(shape[i], a) if _negative(a) else shape[i] for i, _b, a in crops]
+            writer.emit(name, f"slice({x}, axes = {writer.fmt([i for i, _, _ in crops])}, "
+                              f"begin = {writer.fmt(begin)}, end = {writer.fmt(end)})")
+            x = name
+        pairs = [(0 if _negative(b) else b, 0 if _negative(a) else a) for b, a in self.pads]
+        value = np.asarray(self.value).reshape(-1)[0].item() if np.size(self.value) else 0
+        writer.assign(node, f"pad({x}, padding = {writer.fmt(pairs)}, border = "
+                            f"{writer.fmt(self.BORDERS[self.mode])}, value = "
+                            f"{writer.scalar(value)})")
+
+    @staticmethod
+    def _read(reader, inv):
+        modes = {v: k for k, v in Pad.BORDERS.items()}
+        border = inv.kwarg("border", "constant")
+        if border not in modes:
+            raise reader.unsupported(inv, f"pad border {border!r}")
+        op = Pad(inv.kwarg("padding"), modes[border], inv.kwarg("value", 0.0))
+        return reader.wire(inv, op, [reader.outlet(inv.arg(0, "input"))])
+
+
+def _negative(dim):
+    return dims.is_concrete(dim) and dim < 0
+
+
+Pad.NNEF_READERS = {"pad": Pad._read}
 
 
 class Trilu(Op):

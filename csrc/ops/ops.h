@@ -41,7 +41,9 @@
     X(floor) X(ceil) X(round_even) X(sign) X(rcp) X(sin) X(cos) X(tan) X(asin) X(acos)     \
     X(atan) X(sinh) X(cosh) X(asinh) X(acosh) X(atanh) X(erf) X(softplus) X(softsign)       \
     X(mish) X(elu) X(selu) X(celu) X(leaky_relu) X(thresholded_relu) X(shrink)              \
-    X(is_nan) X(is_inf)
+    X(is_nan) X(is_inf)                                                                    \
+    /* pad.c */                                                                            \
+    X(pad)
 
 #define EMBER_DECLARE_OP(name) extern const ember_op ember_op_##name;
 EMBER_OPS(EMBER_DECLARE_OP)

@@ -27,25 +27,12 @@ CASES = {
 }
 
 
-# Ops these models need that the C runtime does not run yet: expected to fail, strictly
-# (a pass is reported, so the entry is removed when the op lands).
-MISSING = {
-    ("tcn", "legacy"): "Pad has no plan form yet",
-}
-
-
-def cases():
-    for key in sorted(CASES):
-        marks = [pytest.mark.xfail(strict=True, reason=MISSING[key])] if key in MISSING else []
-        yield pytest.param(*key, marks=marks)
-
-
 def assert_close(got, expected):
     scale = max(float(np.abs(expected).max()), 1e-3)
     np.testing.assert_allclose(got, expected, rtol=1e-3, atol=1e-4 * scale)
 
 
-@pytest.mark.parametrize("name,flavor", cases())
+@pytest.mark.parametrize("name,flavor", sorted(CASES))
 def test_symbolic_plan_matches_onnxruntime_at_two_shapes(name, flavor, tmp_path):
     import onnxruntime as ort
     model = zoo.randomized_model(os.path.join(DATA, f"{name}.{flavor}.onnx"), seed=0)
