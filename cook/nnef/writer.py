@@ -15,6 +15,8 @@ user holds keeps them.
 """
 import copy
 
+import numpy as np
+
 from .. import __version__, dims
 from ..errors import CookError, UnsupportedOp, node_context
 from ..ir import Patch
@@ -83,9 +85,12 @@ class PlanWriter:
         value = node.op.value
         if rank is not None:
             value = value.reshape((1,) * (rank - value.ndim) + value.shape)
-        if value.size == 1 and value.ndim == 0:
+        # A literal number reads as f32 and a literal logical as bool: any other single
+        # item goes in a variable, which keeps its datum type.
+        literal = value.size == 1 and value.dtype in (np.float32, np.bool_)
+        if literal and value.ndim == 0:
             text = self.scalar(value.item())
-        elif value.size == 1:
+        elif literal:
             text = fmt(value.tolist()) if value.dtype.kind != "f" else \
                 _nested(fmt_float(value.item()), value.ndim)
         else:

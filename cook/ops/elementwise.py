@@ -87,7 +87,7 @@ PLAN_NAMES = {
     "acos": "acos", "atan": "atan", "sinh": "sinh", "cosh": "cosh", "asinh": "asinh",
     "acosh": "acosh", "atanh": "atanh", "erf": "tract_onnx_erf", "softplus": "softplus",
     "softsign": "ember_softsign", "mish": "ember_mish", "is_nan": "ember_is_nan",
-    "is_inf": "ember_is_inf",
+    "is_inf": "ember_is_inf", "not": "not", "bitwise_not": "ember_bitwise_not",
 }
 IS_INF_FLAGS = {"is_inf": "", "is_pos_inf": ", detect_negative = false",
                 "is_neg_inf": ", detect_positive = false"}
@@ -381,6 +381,14 @@ BINARY_FUNCTIONS = {
 }
 COMMUTATIVE = {"add", "mul", "min", "max"}
 PLAN_BINARY = {"add", "sub", "mul", "div", "min", "max", "pow"}
+# The other binary kinds and their plan names (NNEF's where it has one; docs/plan-format.md)
+BINARY_PLAN_NAMES = {
+    "mod": "ember_mod", "fmod": "ember_fmod", "less": "lt", "less_equal": "le",
+    "greater": "gt", "greater_equal": "ge", "equal": "eq", "and": "and", "or": "or",
+    "xor": "ne", "bitwise_and": "ember_bitwise_and", "bitwise_or": "ember_bitwise_or",
+    "bitwise_xor": "ember_bitwise_xor", "shift_left": "ember_shift_left",
+    "shift_right": "ember_shift_right", "prelu": "prelu",
+}
 COMPARISONS = {"less", "less_equal", "greater", "greater_equal", "equal"}
 LOGIC = {"and", "or", "xor"}
 
@@ -494,12 +502,11 @@ class Binary(Op):
         return None
 
     def nnef_write(self, writer, node):
-        if self.kind not in PLAN_BINARY:
-            raise UnsupportedOp(f"{self.kind} is cook-only for now (no plan form)")
+        plan_name = self.kind if self.kind in PLAN_BINARY else BINARY_PLAN_NAMES[self.kind]
         rank = graph_rank(writer, node)
         a = writer.operand(node.inputs[0], rank)
         b = writer.operand(node.inputs[1], rank)
-        writer.assign(node, f"{self.kind}({a}, {b})")
+        writer.assign(node, f"{plan_name}({a}, {b})")
 
     @classmethod
     def _nnef_reader(cls, kind):
@@ -509,8 +516,20 @@ class Binary(Op):
             return reader.wire(inv, cls(kind), [a, b])
         return read
 
+    @classmethod
+    def _read_ne(cls, reader, inv):
+        """ne: xor of bools, not(equal) of anything else."""
+        a, b = reader.same_type(reader.outlet(inv.arg(0, "x")), reader.outlet(inv.arg(1, "y")))
+        if reader.fact(a).datum_type is datum.BOOL:
+            return reader.wire(inv, cls("xor"), [a, b])
+        equal = reader.wire(inv, cls("equal"), [a, b])
+        return reader.wire(inv, Unary("not"), equal)
+
 
 Binary.NNEF_READERS = {kind: Binary._nnef_reader(kind) for kind in PLAN_BINARY}
+Binary.NNEF_READERS.update({plan: Binary._nnef_reader(kind)
+                            for kind, plan in BINARY_PLAN_NAMES.items() if plan != "ne"})
+Binary.NNEF_READERS["ne"] = Binary._read_ne
 
 
 class Where(Op):
@@ -530,3 +549,17 @@ class Where(Op):
 
     def eval(self, inputs):
         return [np.where(*inputs).astype(inputs[1].dtype)]
+
+    def nnef_write(self, writer, node):
+        rank = graph_rank(writer, node)
+        cond, a, b = (writer.operand(o, rank) for o in node.inputs)
+        writer.assign(node, f"select({cond}, {a}, {b})")
+
+    @staticmethod
+    def _read(reader, inv):
+        inputs = [reader.outlet(inv.arg(i)) for i in range(3)]
+        inputs[1:] = reader.same_type(*inputs[1:])
+        return reader.wire(inv, Where(), inputs)
+
+
+Where.NNEF_READERS = {"select": Where._read}

@@ -433,3 +433,14 @@ class Cast(Op):
         if graph.fact(node.inputs[0]).datum_type is self.to:
             return Patch(graph, "cast to the same type").shunt(node.outlet(), node.inputs[0])
         return None
+
+    def nnef_write(self, writer, node):
+        writer.assign(node, f"tract_core_cast({writer.ident(node.inputs[0])}, "
+                            f"to = {writer.fmt(self.to.name)})")
+
+    @staticmethod
+    def _read(reader, inv):
+        return reader.wire(inv, Cast(inv.kwarg("to")), [reader.outlet(inv.arg(0))])
+
+
+Cast.NNEF_READERS = {"tract_core_cast": Cast._read}

@@ -15,6 +15,7 @@
 
 #include "core/op.h"
 #include "core/shape.h"
+#include "ops/binary_any.h"
 #include "ops/ops.h"
 
 enum { ADD, SUB, MUL, DIV, MIN, MAX, POW };
@@ -196,15 +197,25 @@ static ember_status broadcast_infer(ember_node *node, const ember_value *const *
     return EMBER_OK;
 }
 
+/* add … pow on other types than f32 compute in binary_any.c, in the operands' type. */
+static const int any_of_variant[] = {EMBER_BIN_ADD, EMBER_BIN_SUB, EMBER_BIN_MUL, EMBER_BIN_DIV,
+                                     EMBER_BIN_MIN, EMBER_BIN_MAX, EMBER_BIN_POW};
+
 static ember_status binary_infer(ember_node *node, const ember_value *const *inputs,
                                  ember_value *output)
 {
+    if (inputs[0]->datum_type != EMBER_F32 || inputs[1]->datum_type != EMBER_F32)
+        return ember_binary_any_infer(any_of_variant[node->op->variant], node, inputs, output);
     return broadcast_infer(node, inputs, 2, output);
 }
 
 static void binary_run(const ember_node *node, void *prepared, const ember_op_io *io)
 {
     (void)prepared;
+    if (io->inputs[0]->datum_type != EMBER_F32) {
+        ember_binary_any_run(any_of_variant[node->op->variant], io);
+        return;
+    }
     broadcast_walk w;
     broadcast_walk_init(&w, io);
     broadcast_run(&w, io, node->op->variant, binary_row);

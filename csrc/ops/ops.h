@@ -43,7 +43,13 @@
     X(mish) X(elu) X(selu) X(celu) X(leaky_relu) X(thresholded_relu) X(shrink)              \
     X(is_nan) X(is_inf)                                                                    \
     /* pad.c */                                                                            \
-    X(pad)
+    X(pad)                                                                                 \
+    /* binary_any.c */                                                                     \
+    X(eq) X(ne) X(lt) X(gt) X(le) X(ge) X(and) X(or) X(mod) X(fmod) X(prelu)              \
+    X(bitwise_and) X(bitwise_or) X(bitwise_xor) X(shift_left) X(shift_right) X(not)      \
+    X(bitwise_not) X(select)                                                               \
+    /* cast.c */                                                                           \
+    X(cast)
 
 #define EMBER_DECLARE_OP(name) extern const ember_op ember_op_##name;
 EMBER_OPS(EMBER_DECLARE_OP)
