@@ -87,7 +87,8 @@ class PlanWriter:
             value = value.reshape((1,) * (rank - value.ndim) + value.shape)
         # A literal number reads as f32 and a literal logical as bool: any other single
         # item goes in a variable, which keeps its datum type.
-        literal = value.size == 1 and value.dtype in (np.float32, np.bool_)
+        literal = value.size == 1 and value.dtype in (np.float32, np.bool_) and \
+            (value.dtype == np.bool_ or bool(np.isfinite(value).all()))  # NNEF has no inf
         if literal and value.ndim == 0:
             text = self.scalar(value.item())
         elif literal:

@@ -7,7 +7,8 @@
  *               sign of the dividend), prelu (x < 0 ? alpha·x : x)
  *   comparison  eq ne lt gt le ge → bool
  *   logic       and or (bool)
- *   bitwise     ember_bitwise_and/or/xor, ember_shift_left/right (integers)
+ *   bitwise     ember_bitwise_and/or/xor, ember_shift_left/right (integers; a signed
+ *               right shift is arithmetic, as numpy's)
  *   select      select(condition, true_value, false_value), any type
  *
  * Integer semantics are ONNX's: results wrap modulo 2^bits; division truncates toward
@@ -229,8 +230,6 @@ static const char *refused_type(int op, ember_datum_type dt)
         return dt == EMBER_BOOL ? NULL : "bool";
     case EMBER_BIN_BIT_AND: case EMBER_BIN_BIT_OR: case EMBER_BIN_BIT_XOR:
         return is_integer(dt) ? NULL : "integers";
-    case EMBER_BIN_SHIFT_LEFT: case EMBER_BIN_SHIFT_RIGHT:
-        return ember_item_kind_of(dt) == ITEM_UNSIGNED ? NULL : "unsigned integers";
     case EMBER_BIN_EQ: case EMBER_BIN_NE: case EMBER_BIN_LT: case EMBER_BIN_GT:
     case EMBER_BIN_LE: case EMBER_BIN_GE:
         return ember_datum_size(dt) ? NULL : "any type";

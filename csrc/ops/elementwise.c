@@ -16,6 +16,7 @@
 #include "core/op.h"
 #include "core/shape.h"
 #include "ops/binary_any.h"
+#include "ops/items.h"
 #include "ops/ops.h"
 
 enum { ADD, SUB, MUL, DIV, MIN, MAX, POW };
@@ -336,14 +337,53 @@ static void unary_f32(int variant, int64_t n, const float *x, float *y)
     }
 }
 
+/* The unary ops on other types than f32, item by item: floats in double (f16 through
+ * f32), and abs, neg, relu on integers in their type (neg wraps). */
+static void unary_any(int variant, const ember_tensor *x, ember_tensor *y)
+{
+    const ember_item_kind kind = ember_item_kind_of(x->datum_type);
+    const int64_t n = ember_shape_count(x->shape, x->rank);
+    for (int64_t i = 0; i < n; i++) {
+        ember_item v = ember_item_get(x->datum_type, x->data, i);
+        if (kind == ITEM_FLOAT) {
+            const double f = v.f;
+            switch (variant) {
+            case RELU: v.f = f > 0 ? f : 0; break;
+            case SIGMOID: v.f = 1 / (1 + exp(-f)); break;
+            case TANH: v.f = tanh(f); break;
+            case EXP: v.f = exp(f); break;
+            case LOG: v.f = log(f); break;
+            case SQRT: v.f = sqrt(f); break;
+            case RSQRT: v.f = 1 / sqrt(f); break;
+            case ABS: v.f = fabs(f); break;
+            case NEG: v.f = -f; break;
+            }
+        } else if (kind == ITEM_SIGNED) {
+            if (variant == ABS || (variant == RELU && v.i < 0) || variant == NEG)
+                v.u = variant == RELU ? 0 : (variant == NEG || v.i < 0) ? 0 - v.u : v.u;
+        } else if (variant == NEG) {
+            v.u = 0 - v.u;
+        }
+        ember_item_put(x->datum_type, y->data, i, v);
+    }
+}
+
+static int unary_takes(int variant, ember_datum_type dt)
+{
+    if (variant == COPY || ember_item_kind_of(dt) == ITEM_FLOAT)
+        return 1;
+    return dt != EMBER_BOOL && (variant == ABS || variant == NEG || variant == RELU);
+}
+
 static ember_status unary_infer(ember_node *node, const ember_value *const *inputs,
                                 ember_value *output)
 {
-    if (node->op->variant != COPY) {
-        ember_status status = require_f32(node, inputs, 1);
-        if (status != EMBER_OK)
-            return status;
-    }
+    if (!unary_takes(node->op->variant, inputs[0]->datum_type))
+        return ember_node_error(node, EMBER_ERROR_INVALID, "input '%s' is %s; %s takes "
+                                "floats%s", inputs[0]->name,
+                                ember_datum_type_name(inputs[0]->datum_type), node->op->name,
+                                node->op->variant == ABS || node->op->variant == NEG ||
+                                        node->op->variant == RELU ? " and integers" : "");
     output->datum_type = inputs[0]->datum_type;
     output->rank = inputs[0]->rank;
     memcpy(output->shape, inputs[0]->shape, sizeof output->shape);
@@ -384,6 +424,8 @@ static void unary_run(const ember_node *node, void *prepared, const ember_op_io 
     const int64_t n = ember_shape_count(x->shape, x->rank);
     if (node->op->variant == COPY)
         memcpy(io->output->data, x->data, (size_t)n * ember_datum_size(x->datum_type));
+    else if (x->datum_type != EMBER_F32)
+        unary_any(node->op->variant, x, io->output);
     else if (p != NULL && p->fn != NULL)
         p->fn((size_t)n, x->data, io->output->data);
     else
