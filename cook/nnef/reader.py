@@ -136,6 +136,8 @@ class PlanReader:
             raise FormatError(f"{self.where} line {line}: arithmetic on {left!r} and "
                               f"{right!r} is not supported")
         if isinstance(value, Identifier):
+            if value in ("inf", "nan") and value not in self.env:
+                return float(value)        # ember's spelling of the non-finite floats
             if value not in self.env:
                 raise FormatError(f"{self.where} line {line}: {value!r} is not defined")
             return self.env[value]

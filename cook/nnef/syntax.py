@@ -34,8 +34,10 @@ def sanitize(name):
 
 def fmt_float(value):
     value = float(value)
-    if math.isnan(value) or math.isinf(value):
-        raise FormatError(f"{value} has no NNEF literal form")
+    if math.isnan(value):
+        return "nan"                      # ember's spelling: NNEF has no literal for them
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
     text = str(np.float32(value)) if value == float(np.float32(value)) else repr(value)
     if "e" in text and "." not in text.split("e")[0]:
         mantissa, exponent = text.split("e")

@@ -14,6 +14,13 @@ int ember_expr_number(const ember_nnef_expr *e, double *out_value, int *out_is_i
         *out_is_integer = e->u.number.is_integer;
         return 1;
     }
+    /* NNEF has no literal for them: ember writes the identifiers inf and nan. */
+    if (e->kind == EMBER_NNEF_IDENTIFIER &&
+        (strcmp(e->u.string, "inf") == 0 || strcmp(e->u.string, "nan") == 0)) {
+        *out_value = e->u.string[0] == 'i' ? INFINITY : NAN;
+        *out_is_integer = 0;
+        return 1;
+    }
     /* The parser may keep "-1" as unary minus over 1; fold it here. */
     if (e->kind == EMBER_NNEF_UNARY && strcmp(e->u.unary.op, "-") == 0 &&
         ember_expr_number(e->u.unary.operand, out_value, out_is_integer)) {

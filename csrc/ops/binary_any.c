@@ -8,13 +8,15 @@
  *   comparison  eq ne lt gt le ge → bool
  *   logic       and or (bool)
  *   bitwise     ember_bitwise_and/or/xor, ember_shift_left/right (integers; a signed
- *               right shift is arithmetic, as numpy's)
+ *               right shift is arithmetic; a shift count that is negative or not below
+ *               the item width gives 0, or -1 shifting a negative number right, as
+ *               numpy does)
  *   select      select(condition, true_value, false_value), any type
  *
  * Integer semantics are ONNX's: results wrap modulo 2^bits; division truncates toward
  * zero; a division or modulo by zero gives 0 and INT_MIN / -1 gives INT_MIN (ONNX leaves
  * both undefined; here they are defined and never trap); shifts by the item width or
- * more give 0; pow with a negative exponent uses its absolute value (the cook's rule).
+ * more give 0 (see bitwise); pow with a negative exponent uses its absolute value (the cook's rule).
  * Floats compute in double (f16 through it too) and round once to the result type;
  * min and max propagate NaN. Each element goes through ember_item (ops/items.h): a
  * reference, not a fast path.
@@ -131,7 +133,7 @@ static int64_t signed_op(int op, int64_t a, int64_t b, int bits)
     case EMBER_BIN_BIT_OR: return a | b;
     case EMBER_BIN_BIT_XOR: return a ^ b;
     case EMBER_BIN_SHIFT_LEFT: return ub >= (uint64_t)bits ? 0 : (int64_t)(ua << ub);
-    case EMBER_BIN_SHIFT_RIGHT: return ub >= (uint64_t)bits ? 0 : a >> ub;
+    case EMBER_BIN_SHIFT_RIGHT: return ub >= (uint64_t)bits ? (a < 0 ? -1 : 0) : a >> ub;
     default: return 0;
     }
 }
