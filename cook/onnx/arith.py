@@ -30,23 +30,23 @@ def unary(ctx):
     return [ctx.wire(Unary(UNARY[ctx.onnx.op_type]), [ctx.input(0)])]
 
 
-@translator("Sign", types="numeric", cook_only=True)
-@translator(*[k for k in COOK_UNARY if k != "Sign"], cook_only=True)
+@translator("Sign", types="numeric")
+@translator(*[k for k in COOK_UNARY if k != "Sign"])
 def cook_unary(ctx):
     return [ctx.wire(Unary(COOK_UNARY[ctx.onnx.op_type]), [ctx.input(0)])]
 
 
-@translator("Not", types="bool", cook_only=True)
+@translator("Not", types="bool")
 def logical_not(ctx):
     return [ctx.wire(Unary("not"), [ctx.input(0)])]
 
 
-@translator("BitwiseNot", types="integer", cook_only=True)
+@translator("BitwiseNot", types="integer")
 def bitwise_not(ctx):
     return [ctx.wire(Unary("bitwise_not"), [ctx.input(0)])]
 
 
-@translator("IsInf", cook_only=True)
+@translator("IsInf")
 def is_inf(ctx):
     negative, positive = ctx.attrs.int("detect_negative", 1), ctx.attrs.int("detect_positive", 1)
     kind = {(1, 1): "is_inf", (1, 0): "is_neg_inf", (0, 1): "is_pos_inf"}.get(
@@ -56,7 +56,7 @@ def is_inf(ctx):
     return [ctx.wire(Unary(kind), [ctx.input(0)])]
 
 
-@translator("Gelu", opsets="20+", cook_only=True)
+@translator("Gelu", opsets="20+")
 def gelu(ctx):
     approximate = ctx.attrs.choice("approximate", ("none", "tanh"), "none")
     return [ctx.wire(Unary("gelu" if approximate == "none" else "gelu_tanh"), [ctx.input(0)])]
@@ -70,8 +70,8 @@ ACTIVATION_DEFAULTS = {
 }
 
 
-@translator("Shrink", types="numeric", cook_only=True)
-@translator(*[k for k in ACTIVATION_DEFAULTS if k != "Shrink"], cook_only=True)
+@translator("Shrink", types="numeric")
+@translator(*[k for k in ACTIVATION_DEFAULTS if k != "Shrink"])
 def activation(ctx):
     kind, alpha, beta = ACTIVATION_DEFAULTS[ctx.onnx.op_type]
     if ctx.onnx.op_type == "Selu":
@@ -83,7 +83,7 @@ def activation(ctx):
     return [ctx.wire(Activation(kind, alpha, beta), [ctx.input(0)])]
 
 
-@translator("PRelu", cook_only=True)
+@translator("PRelu")
 def prelu(ctx):
     x, slope = ctx.fact(0), ctx.fact(1)
     b = ctx.input(1)
@@ -94,31 +94,31 @@ def prelu(ctx):
     return [ctx.wire(Binary("prelu"), [ctx.input(0), b])]
 
 
-@translator(*COMPARE, types="numeric", cook_only=True)
+@translator(*COMPARE, types="numeric")
 def compare(ctx):
     return [ctx.wire(Binary(COMPARE[ctx.onnx.op_type]), [ctx.input(0), ctx.input(1)])]
 
 
-@translator("BitwiseAnd", "BitwiseOr", "BitwiseXor", types="integer", cook_only=True)
-@translator("And", "Or", "Xor", types="bool", cook_only=True)
+@translator("BitwiseAnd", "BitwiseOr", "BitwiseXor", types="integer")
+@translator("And", "Or", "Xor", types="bool")
 def logic(ctx):
     return [ctx.wire(Binary(LOGIC[ctx.onnx.op_type]), [ctx.input(0), ctx.input(1)])]
 
 
-@translator("BitShift", types="unsigned integer", cook_only=True)
+@translator("BitShift", types="unsigned integer")
 def bit_shift(ctx):
     direction = ctx.attrs.choice("direction", ("LEFT", "RIGHT"), None)
     kind = "shift_left" if direction == "LEFT" else "shift_right"
     return [ctx.wire(Binary(kind), [ctx.input(0), ctx.input(1)])]
 
 
-@translator("Mod", types="numeric", cook_only=True)
+@translator("Mod", types="numeric")
 def mod(ctx):
     fmod = ctx.attrs.int("fmod", 0)
     return [ctx.wire(Binary("fmod" if fmod else "mod"), [ctx.input(0), ctx.input(1)])]
 
 
-@translator("Where", types="all", cook_only=True)
+@translator("Where", types="all")
 def where(ctx):
     return [ctx.wire(Where(), [ctx.input(0), ctx.input(1), ctx.input(2)])]
 

@@ -11,7 +11,7 @@ from ..ops.shape import Gather, Reshape
 from .registry import translator
 
 
-@translator("NonZero", opsets="9+", types="all", cook_only=True,
+@translator("NonZero", opsets="9+", types="all",
             notes="the count is a symbol decided at run time")
 def nonzero(ctx):
     return ctx.wire_or_run(NonZero(ctx.fresh_symbol("count")), [ctx.input(0)])
@@ -36,7 +36,7 @@ def compress(ctx):
     return [ctx.wire(Gather(axis), [source, ctx.const(selected.astype(np.int64), "indices")])]
 
 
-@translator("Unique", opsets="11+", types="all", cook_only=True,
+@translator("Unique", opsets="11+", types="all",
             notes="the count of unique values is a symbol decided at run time")
 def unique(ctx):
     axis = ctx.attrs.int("axis", None)

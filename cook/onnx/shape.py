@@ -212,7 +212,7 @@ def gather(ctx):
     return [ctx.wire(Gather(ctx.attrs.int("axis", 0)), [ctx.input(0), ctx.input(1)])]
 
 
-@translator("Cast", types="all", cook_only=True,
+@translator("Cast", types="all",
             notes="folded away on constants; saturate for the float8 and float4 types")
 def cast(ctx):
     to = datum.from_onnx(ctx.attrs.int("to", required=True))

@@ -32,7 +32,7 @@ REDUCE_AXES_INPUT_SINCE = {"ReduceSum": 13}
 
 @translator("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceL1",
             "ReduceSumSquare", types="numeric", notes="axes as attribute or constant input")
-@translator("ReduceProd", types="numeric", cook_only=True,
+@translator("ReduceProd", types="numeric",
             notes="axes as attribute or constant input")
 @translator("ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
             notes="axes as attribute or constant input; composed of plan ops")
@@ -86,7 +86,7 @@ def _reduce_axes_input(ctx, kind, keepdims):
     return ReduceAxesInput(kind, shape, ctx.attrs.int("noop_with_empty_axes", 0))
 
 
-@translator("ArgMax", "ArgMin", types="numeric", cook_only=True)
+@translator("ArgMax", "ArgMin", types="numeric")
 def arg_reduce(ctx):
     kind = "max" if ctx.onnx.op_type == "ArgMax" else "min"
     op = ArgReduce(kind, ctx.axis(ctx.attrs.int("axis", 0), ctx.fact(0).rank),
@@ -151,7 +151,7 @@ def tile(ctx):
     return [ctx.wire(Tile(repeats, ("repeats",)), [ctx.input(0), ctx.input(1)])]
 
 
-@translator("Pad", types="all", cook_only=True,
+@translator("Pad", types="all",
             notes="axes must be a constant; pads known only at run time type as fresh "
                   "symbols")
 def pad(ctx):
@@ -305,13 +305,13 @@ def eye_like(ctx):
     return [ctx.const(np.eye(rows, cols, ctx.attrs.int("k", 0), dtype=dtype), "eye")]
 
 
-@translator("CastLike", types="all", cook_only=True)
+@translator("CastLike", types="all")
 def cast_like(ctx):
     return [ctx.wire(Cast(ctx.fact(1).datum_type, ctx.attrs.int("saturate", 1)),
                      [ctx.input(0)])]
 
 
-@translator("LogSoftmax", "Hardmax", cook_only=True)
+@translator("LogSoftmax", "Hardmax")
 def log_softmax(ctx):
     x = ctx.fact(0)
     if ctx.opset < 13:

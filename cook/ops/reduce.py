@@ -6,7 +6,8 @@ from ..facts import Fact
 from .base import Op, expect_inputs, normalize_axis
 
 REDUCERS = {"mean": np.mean, "sum": np.sum, "max": np.max, "min": np.min, "prod": np.prod}
-PLAN_REDUCERS = ("mean", "sum", "max", "min")
+PLAN_REDUCERS = ("mean", "sum", "max", "min", "prod")
+PLAN_NAMES = {"prod": "tract_core_product_reduce"}
 
 
 class Reduce(Op):
@@ -50,7 +51,8 @@ class Reduce(Op):
             from ..errors import UnsupportedOp
             raise UnsupportedOp(f"{self.kind} reduction is cook-only for now (no plan form)")
         x = writer.ident(node.inputs[0])
-        writer.assign(node, f"{self.kind}_reduce({x}, axes = {writer.fmt(list(self.axes))})")
+        name = PLAN_NAMES.get(self.kind, f"{self.kind}_reduce")
+        writer.assign(node, f"{name}({x}, axes = {writer.fmt(list(self.axes))})")
 
     @classmethod
     def _nnef_reader(cls, kind):
@@ -62,7 +64,8 @@ class Reduce(Op):
         return read
 
 
-Reduce.NNEF_READERS = {f"{kind}_reduce": Reduce._nnef_reader(kind) for kind in PLAN_REDUCERS}
+Reduce.NNEF_READERS = {PLAN_NAMES.get(kind, f"{kind}_reduce"): Reduce._nnef_reader(kind)
+                       for kind in PLAN_REDUCERS}
 
 
 class ReduceAxesInput(Op):
@@ -89,6 +92,11 @@ class ReduceAxesInput(Op):
         if len(self.shape) != inputs[0].rank:
             raise ShapeError(f"{len(self.shape)} dims for a rank {inputs[0].rank} input")
         return [Fact(inputs[0].datum_type, self.shape)]
+
+    def nnef_write(self, writer, node):
+        from ..errors import UnsupportedOp
+        raise UnsupportedOp(f"{self.name} with axes known only at run time has no plan form "
+                            "yet (cook-only)")
 
     def eval(self, inputs):
         x, axes = inputs[0], np.asarray(inputs[1]).reshape(-1)

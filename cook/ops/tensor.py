@@ -53,6 +53,35 @@ class ArgReduce(Op):
             index = np.expand_dims(index, axis)
         return [np.asarray(index, np.int64)]
 
+    def nnef_write(self, writer, node):
+        """argmax_reduce keeps the axis; a squeeze drops it for keepdims = 0."""
+        x = writer.ident(node.inputs[0])
+        axis = normalize_axis(self.axis, writer.graph.fact(node.inputs[0]).rank)
+        name = f"arg{self.kind}_reduce"
+        if self.select_last:
+            name = f"tract_core_{name}_last"
+        call = f"{name}({x}, axes = [{axis}])"
+        if not self.keepdims:
+            kept = writer.fresh(node.name + "_kept")
+            writer.emit(kept, call)
+            call = f"squeeze({kept}, axes = [{axis}])"
+        writer.assign(node, call)
+
+    @classmethod
+    def _nnef_reader(cls, kind, last):
+        def read(reader, inv):
+            axes = inv.kwarg("axes", None) or inv.arg(1)
+            return reader.wire(inv, cls(kind, axes[0], True, last), [reader.outlet(inv.arg(0))])
+        return read
+
+
+ArgReduce.NNEF_READERS = {
+    "argmax_reduce": ArgReduce._nnef_reader("max", False),
+    "argmin_reduce": ArgReduce._nnef_reader("min", False),
+    "tract_core_argmax_reduce_last": ArgReduce._nnef_reader("max", True),
+    "tract_core_argmin_reduce_last": ArgReduce._nnef_reader("min", True),
+}
+
 
 class CumSum(Op):
     """Cumulative sum (or product) along `axis`, maybe exclusive and/or reversed."""
@@ -394,6 +423,18 @@ class LogSoftmax(Op):
         y = shifted - np.log(np.exp(shifted).sum(axis=self.axes, keepdims=True))
         return [y.astype(inputs[0].dtype)]
 
+    def decompose(self, patch, name, inputs):
+        """(x - max) - log(sum(exp(x - max))): plan ops, as the reference computes it."""
+        from .elementwise import Binary, Unary
+        from .reduce import Reduce
+        x = inputs[0]
+        top = patch.wire1(name + "_max", Reduce("max", self.axes), [x])
+        shifted = patch.wire1(name + "_shifted", Binary("sub"), [x, top])
+        total = patch.wire1(name + "_sum", Reduce("sum", self.axes),
+                            [patch.wire1(name + "_exp", Unary("exp"), [shifted])])
+        return [patch.wire1(name, Binary("sub"), [shifted, patch.wire1(
+            name + "_log", Unary("log"), [total])])]
+
 
 class Hardmax(Op):
     """1 at the first maximum along `axis`, 0 elsewhere."""
@@ -415,6 +456,23 @@ class Hardmax(Op):
         y = np.zeros_like(x)
         np.put_along_axis(y, index, 1, axis=axis)
         return [y]
+
+    def decompose(self, patch, name, inputs):
+        """cast(argmax(x) == iota): plan ops (the iota is a small i64 constant)."""
+        from .elementwise import Binary
+        from .shape import Cast
+        x = inputs[0]
+        fact = patch.graph.fact(x)
+        axis = normalize_axis(self.axis, fact.rank)
+        if not dims.is_concrete(fact.shape[axis]):
+            return None
+        iota_shape = [1] * fact.rank
+        iota_shape[axis] = fact.shape[axis]
+        iota = patch.const(name + "_iota",
+                           np.arange(fact.shape[axis], dtype=np.int64).reshape(iota_shape))
+        index = patch.wire1(name + "_argmax", ArgReduce("max", axis), [x])
+        hit = patch.wire1(name + "_hit", Binary("equal"), [index, iota])
+        return [patch.wire1(name, Cast(fact.datum_type.name), [hit])]
 
 
 class Einsum(Op):

@@ -20,7 +20,9 @@
     /* pool.c */                                                                           \
     X(max_pool) X(avg_pool) X(box)                                                         \
     /* reduce.c */                                                                         \
-    X(sum_reduce) X(mean_reduce) X(max_reduce)                                             \
+    X(sum_reduce) X(mean_reduce) X(max_reduce) X(min_reduce) X(prod_reduce)                \
+    /* arg_reduce.c */                                                                     \
+    X(argmax_reduce) X(argmin_reduce) X(argmax_reduce_last) X(argmin_reduce_last)                                             \
     /* lrn.c */                                                                            \
     X(local_response_normalization)                                                        \
     /* matmul.c */                                                                         \
