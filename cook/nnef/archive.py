@@ -12,9 +12,10 @@ GZIP_MAGIC = b"\x1f\x8b"
 
 
 def to_tar_bytes(files):
-    """A ustar archive of the files, in a stable order (graph.nnef first)."""
+    """A tar archive of the files, in a stable order (graph.nnef first): ustar, with PAX
+    headers only for the names ustar cannot hold (over 100 bytes)."""
     buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for name in sorted(files, key=lambda n: (n != "graph.nnef", n)):
             data = files[name]
             info = tarfile.TarInfo(name)

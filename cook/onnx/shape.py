@@ -206,7 +206,7 @@ def size(ctx):
     return [ctx.const(np.array(dims.product(ctx.fact(0).shape), np.int64), "size")]
 
 
-@translator("Gather", types="all", cook_only=True,
+@translator("Gather", types="all",
             notes="folded away when data and indices are constants")
 def gather(ctx):
     return [ctx.wire(Gather(ctx.attrs.int("axis", 0)), [ctx.input(0), ctx.input(1)])]

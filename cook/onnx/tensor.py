@@ -94,7 +94,7 @@ def arg_reduce(ctx):
     return [ctx.wire(op, [ctx.input(0)])]
 
 
-@translator("CumSum", types="numeric", cook_only=True,
+@translator("CumSum", types="numeric",
             notes="axis may be known only at run time")
 def cumsum(ctx):
     return [_cumulative(ctx, product=False)]
@@ -110,7 +110,7 @@ def _cumulative(ctx, product):
     return ctx.wire(CumSum(ctx.axis(axis, ctx.fact(0).rank), *flags), [ctx.input(0)])
 
 
-@translator("TopK", types="numeric", cook_only=True,
+@translator("TopK", types="numeric",
             notes="k known only at run time types as a fresh symbol")
 def top_k(ctx):
     inputs, operands = [ctx.input(0)], ()
@@ -128,7 +128,7 @@ def top_k(ctx):
 
 
 # -- shapes -----------------------------------------------------------------------------------
-@translator("Expand", types="all", cook_only=True,
+@translator("Expand", types="all",
             notes="a shape known only at run time types with fresh symbols")
 def expand(ctx):
     if not ctx.runtime_input(1):
@@ -142,7 +142,7 @@ def expand(ctx):
     return [ctx.wire(Broadcast(shape, ("shape",)), [ctx.input(0), ctx.input(1)])]
 
 
-@translator("Tile", types="all", cook_only=True,
+@translator("Tile", types="all",
             notes="repeats known only at run time type as fresh symbols")
 def tile(ctx):
     if not ctx.runtime_input(1):
@@ -275,7 +275,7 @@ def _range_count(ctx):
     return dims.div_ceil(dims.sub(limit, start), delta)
 
 
-@translator("Trilu", types="all", cook_only=True, notes="k must be a constant")
+@translator("Trilu", types="all", notes="k must be a constant; the last two dims known")
 def trilu(ctx):
     k = _ints(ctx, 1, "k")[0] if ctx.has_input(1) else 0
     return [ctx.wire(Trilu(ctx.attrs.int("upper", 1), k), [ctx.input(0)])]
@@ -378,7 +378,7 @@ def depth_space(ctx):
     return [ctx.wire(Reshape(final), [moved])]
 
 
-@translator("CumProd", types="numeric", cook_only=True,
+@translator("CumProd", types="numeric",
             notes="axis may be known only at run time")
 def cumprod(ctx):
     return [_cumulative(ctx, product=True)]

@@ -361,6 +361,16 @@ class Gather(Op):
         axis = normalize_axis(self.axis, data.ndim)
         return [np.take(data, indices.astype(np.int64), axis=axis, mode="wrap")]
 
+    def nnef_write(self, writer, node):
+        data, indices = (writer.ident(o) for o in node.inputs)
+        axis = normalize_axis(self.axis, writer.graph.fact(node.inputs[0]).rank)
+        writer.assign(node, f"tract_core_gather({data}, {indices}, axis = {axis})")
+
+    @staticmethod
+    def _read(reader, inv):
+        inputs = [reader.outlet(inv.arg(0)), reader.outlet(inv.arg(1))]
+        return reader.wire(inv, Gather(inv.kwarg("axis", 0)), inputs)
+
     def declutter(self, graph, node):
         """Constant indices forming a run (i, i+1, …) read a slice: Slice (+ Squeeze for a
         scalar index), which plans have (exporters select q, k, v this way)."""
@@ -444,3 +454,4 @@ class Cast(Op):
 
 
 Cast.NNEF_READERS = {"tract_core_cast": Cast._read}
+Gather.NNEF_READERS = {"tract_core_gather": Gather._read}

@@ -120,6 +120,26 @@ class CumSum(Op):
             y = np.flip(y, axis)
         return [np.ascontiguousarray(y)]
 
+    def nnef_write(self, writer, node):
+        refuse_runtime_plan(self)
+        axis = normalize_axis(self.axis, writer.graph.fact(node.inputs[0]).rank)
+        name = "ember_cumprod" if self.product else "ember_cumsum"
+        writer.assign(node, f"{name}({writer.ident(node.inputs[0])}, axis = {axis}, "
+                            f"exclusive = {writer.fmt(self.exclusive)}, "
+                            f"reverse = {writer.fmt(self.reverse)})")
+
+    @classmethod
+    def _nnef_reader(cls, product):
+        def read(reader, inv):
+            op = cls(inv.kwarg("axis"), inv.kwarg("exclusive", False),
+                     inv.kwarg("reverse", False), product)
+            return reader.wire(inv, op, [reader.outlet(inv.arg(0))])
+        return read
+
+
+CumSum.NNEF_READERS = {"ember_cumsum": CumSum._nnef_reader(False),
+                       "ember_cumprod": CumSum._nnef_reader(True)}
+
 
 class TopK(Op):
     """The k largest (or smallest) values along `axis` and their i64 indices (stable)."""
@@ -160,6 +180,21 @@ class TopK(Op):
         values = np.take_along_axis(x, indices, axis=axis)
         return [values, indices.astype(np.int64)]
 
+    def nnef_write(self, writer, node):
+        refuse_runtime_plan(self)
+        axis = normalize_axis(self.axis, writer.graph.fact(node.inputs[0]).rank)
+        writer.assign_all(node, f"ember_topk({writer.ident(node.inputs[0])}, "
+                                f"k = {writer.fmt(self.k)}, axis = {axis}, "
+                                f"largest = {writer.fmt(self.largest)})")
+
+    @staticmethod
+    def _read(reader, inv):
+        op = TopK(inv.kwarg("k"), inv.kwarg("axis"), inv.kwarg("largest", True))
+        return reader.wire(inv, op, [reader.outlet(inv.arg(0))])
+
+
+TopK.NNEF_READERS = {"ember_topk": TopK._read}
+
 
 class Broadcast(Op):
     """numpy broadcast of the input to (at least) `shape` (ONNX Expand).
@@ -187,6 +222,15 @@ class Broadcast(Op):
         target = given["shape"].reshape(-1).tolist() if "shape" in given else self.shape
         shape = np.broadcast_shapes(x.shape, tuple(int(d) for d in target))
         return [np.ascontiguousarray(np.broadcast_to(x, shape))]
+
+    def nnef_write(self, writer, node):
+        refuse_runtime_plan(self)
+        writer.assign(node, f"tract_core_broadcast({writer.ident(node.inputs[0])}, "
+                            f"shape = {writer.fmt(list(self.shape))})")
+
+    @staticmethod
+    def _read(reader, inv):
+        return reader.wire(inv, Broadcast(inv.kwarg("shape")), [reader.outlet(inv.arg(0))])
 
     def declutter(self, graph, node):
         """Redundant when every reader is a binary op whose other operand broadcasts the
@@ -232,6 +276,19 @@ class Tile(Op):
         given = operands(self, inputs)
         repeats = given["repeats"].reshape(-1) if "repeats" in given else self.repeats
         return [np.tile(inputs[0], tuple(int(r) for r in repeats))]
+
+    def nnef_write(self, writer, node):
+        refuse_runtime_plan(self)
+        writer.assign(node, f"tile({writer.ident(node.inputs[0])}, "
+                            f"repeats = {writer.fmt(list(self.repeats))})")
+
+    @staticmethod
+    def _read(reader, inv):
+        return reader.wire(inv, Tile(inv.kwarg("repeats")), [reader.outlet(inv.arg(0))])
+
+
+Broadcast.NNEF_READERS = {"tract_core_broadcast": Broadcast._read}
+Tile.NNEF_READERS = {"tile": Tile._read}
 
 
 class Pad(Op):
@@ -339,6 +396,20 @@ class Trilu(Op):
     def eval(self, inputs):
         x = inputs[0]
         return [np.triu(x, self.k) if self.upper else np.tril(x, self.k)]
+
+    def decompose(self, patch, name, inputs):
+        """select(triangle, x, 0) with the triangle a constant bool mask of the last two
+        dims (when they are known)."""
+        from .elementwise import Where
+        fact = patch.graph.fact(inputs[0])
+        rows, cols = fact.shape[-2:]
+        if not (dims.is_concrete(rows) and dims.is_concrete(cols)):
+            return None
+        ones = np.ones((rows, cols), np.bool_)
+        mask = patch.const(name + "_mask", np.triu(ones, self.k) if self.upper
+                           else np.tril(ones, self.k))
+        zero = patch.const(name + "_zero", np.zeros((), fact.dtype))
+        return [patch.wire1(name, Where(), [mask, inputs[0], zero])]
 
 
 class OneHot(Op):

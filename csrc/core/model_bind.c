@@ -203,7 +203,17 @@ ember_status ember_build_node(builder *b, const char *const *names, int name_cou
     }
     for (size_t i = 0; i < node->input_count; i++)
         input_values[i] = &model->values[node->inputs[i]];
+    /* infer sets facts only; what identifies each output is kept whatever it does */
+    ember_value kept[EMBER_MAX_RESULTS];
+    memcpy(kept, &model->values[output], (size_t)name_count * sizeof *kept);
     status = op->infer(node, input_values, &model->values[output]);
+    for (int k = 0; k < name_count; k++) {
+        ember_value *value = &model->values[output + k];
+        value->name = kept[k].name;
+        value->owned = kept[k].owned;
+        value->constant = kept[k].constant;
+        value->producer = kept[k].producer;
+    }
     if (input_values != inputs)
         free(input_values);
     if (status != EMBER_OK)

@@ -51,7 +51,11 @@
     X(bitwise_and) X(bitwise_or) X(bitwise_xor) X(shift_left) X(shift_right) X(not)      \
     X(bitwise_not) X(select)                                                               \
     /* cast.c */                                                                           \
-    X(cast)
+    X(cast)                                                                                \
+    /* tile.c, gather.c */                                                                 \
+    X(broadcast) X(tile) X(gather)                                                         \
+    /* cumulative.c */                                                                     \
+    X(cumsum) X(cumprod) X(topk)
 
 #define EMBER_DECLARE_OP(name) extern const ember_op ember_op_##name;
 EMBER_OPS(EMBER_DECLARE_OP)

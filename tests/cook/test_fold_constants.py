@@ -116,11 +116,22 @@ def test_dequantize_of_constant_stays():
 
 
 def test_cook_only_op_over_budget_still_folds():
-    """Tile has no plan form: left unfolded the model could not be written at all."""
+    """Einsum has no plan form: left unfolded the model could not be written at all."""
+    x, w = rand(*BIG), rand(*BIG, seed=2)
+    model = make_model([node("Add", ["x", "w"], ["y"]),
+                        node("Einsum", ["w", "w"], ["z"], equation="ij,ij->ij")],
+                       {"x": x}, ["y", "z"], {"w": w})
+    decluttered = check_onnx(model, {"x": x})
+    assert ops(decluttered) == ["Add"]
+    assert const_bytes(decluttered) == 2 * w.nbytes
+
+
+def test_op_with_a_plan_form_over_budget_runs_at_run_time():
+    """Tile has a plan form: over the budget it stays an op, the model stays small."""
     x, w = rand(*BIG), rand(*BIG, seed=2)
     model = make_model([node("Add", ["x", "w"], ["y"]),
                         node("Tile", ["w", "repeats"], ["z"])],
                        {"x": x}, ["y", "z"], {"w": w, "repeats": np.array([2, 1], np.int64)})
     decluttered = check_onnx(model, {"x": x})
-    assert ops(decluttered) == ["Add"]
-    assert const_bytes(decluttered) == 3 * w.nbytes
+    assert ops(decluttered) == ["Add", "Tile"]
+    assert const_bytes(decluttered) == w.nbytes
