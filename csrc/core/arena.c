@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "base/error.h"
+#include "base/sort.h"
 #include "core/instance.h"
 
 /* Offsets are rounded to EMBER_ARENA_ALIGNMENT so every tensor starts on a cache line and
@@ -20,36 +21,15 @@ static size_t align_up(size_t n)
     return (n + EMBER_ARENA_ALIGNMENT - 1) & ~(size_t)(EMBER_ARENA_ALIGNMENT - 1);
 }
 
-/* Placement order: biggest first; ties by first use, then by index (deterministic). */
-static int placed_before(const ember_arena_request *requests, size_t i, size_t j)
+/* Placement order: biggest first; ties by first use (the stable sort keeps index order
+ * after that: deterministic). */
+static int placed_before(const void *context, int64_t i, int64_t j)
 {
-    const ember_arena_request *ra = &requests[i], *rb = &requests[j];
+    const ember_arena_request *ra = (const ember_arena_request *)context + i;
+    const ember_arena_request *rb = (const ember_arena_request *)context + j;
     if (ra->bytes != rb->bytes)
         return ra->bytes > rb->bytes;
-    if (ra->first != rb->first)
-        return ra->first < rb->first;
-    return i < j;
-}
-
-/* Merge sort of request indices: qsort has no context argument in C11, and a static
- * one would make concurrent prepares race. */
-static void sort_order(const ember_arena_request *requests, size_t *order, size_t *tmp,
-                       size_t count)
-{
-    if (count < 2)
-        return;
-    const size_t half = count / 2;
-    sort_order(requests, order, tmp, half);
-    sort_order(requests, order + half, tmp, count - half);
-    size_t i = 0, j = half, k = 0;
-    while (i < half && j < count)
-        tmp[k++] = placed_before(requests, order[j], order[i]) ? order[j++] : order[i++];
-    while (i < half)
-        tmp[k++] = order[i++];
-    while (j < count)
-        tmp[k++] = order[j++];
-    for (k = 0; k < count; k++)
-        order[k] = tmp[k];
+    return ra->first < rb->first;
 }
 
 /* Placed neighbours are scanned by offset to find the first gap. */
@@ -62,8 +42,8 @@ static int by_offset(const void *a, const void *b)
 
 ember_status ember_arena_plan(ember_arena_request *requests, size_t count, size_t *out_total)
 {
-    size_t *order = malloc((count + 1) * sizeof *order);
-    size_t *tmp = malloc((count + 1) * sizeof *tmp);
+    int64_t *order = malloc((count + 1) * sizeof *order);
+    int64_t *tmp = malloc((count + 1) * sizeof *tmp);
     ember_arena_request **coexisting = malloc((count + 1) * sizeof *coexisting);
     if (order == NULL || tmp == NULL || coexisting == NULL) {
         free(order);
@@ -72,8 +52,8 @@ ember_status ember_arena_plan(ember_arena_request *requests, size_t count, size_
         return ember_error_set(EMBER_ERROR_MEMORY, "out of memory planning the arena");
     }
     for (size_t i = 0; i < count; i++)
-        order[i] = i;
-    sort_order(requests, order, tmp, count);
+        order[i] = (int64_t)i;
+    ember_stable_sort(order, tmp, (int64_t)count, placed_before, requests);
     free(tmp);
 
     size_t total = 0;

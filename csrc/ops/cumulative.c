@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/sort.h"
 #include "core/attr.h"
 #include "core/op.h"
 #include "core/shape.h"
@@ -146,8 +147,9 @@ typedef struct lane {
 } lane;
 
 /* Whether item i comes strictly before item j (ties: the caller keeps index order). */
-static int before(const lane *l, int64_t i, int64_t j)
+static int lane_before(const void *context, int64_t i, int64_t j)
 {
+    const lane *l = context;
     const ember_item a = ember_item_get(l->x->datum_type, l->x->data, l->base + i * l->inner);
     const ember_item b = ember_item_get(l->x->datum_type, l->x->data, l->base + j * l->inner);
     int c;
@@ -161,23 +163,6 @@ static int before(const lane *l, int64_t i, int64_t j)
         c = (a.i > b.i) - (a.i < b.i);
     }
     return l->largest ? c > 0 : c < 0;
-}
-
-static void sort_lane(const lane *l, int64_t *order, int64_t *tmp, int64_t n)
-{
-    if (n < 2)
-        return;
-    const int64_t half = n / 2;
-    sort_lane(l, order, tmp, half);
-    sort_lane(l, order + half, tmp, n - half);
-    int64_t i = 0, j = half, k = 0;
-    while (i < half && j < n)
-        tmp[k++] = before(l, order[j], order[i]) ? order[j++] : order[i++];
-    while (i < half)
-        tmp[k++] = order[i++];
-    while (j < n)
-        tmp[k++] = order[j++];
-    memcpy(order, tmp, (size_t)n * sizeof *order);
 }
 
 static void topk_run(const ember_node *node, const ember_op_io *io)
@@ -196,7 +181,7 @@ static void topk_run(const ember_node *node, const ember_op_io *io)
                             a->largest};
             for (int64_t i = 0; i < length; i++)
                 order[i] = i;
-            sort_lane(&l, order, tmp, length);
+            ember_stable_sort(order, tmp, length, lane_before, &l);
             for (int64_t i = 0; i < a->k; i++) {
                 const int64_t at = (o * a->k + i) * inner + n;
                 indices[at] = order[i];

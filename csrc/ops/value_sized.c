@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/sort.h"
 #include "core/attr.h"
 #include "core/half.h"
 #include "core/op.h"
@@ -254,23 +255,11 @@ static int compare_slices(const slices *s, int64_t i, int64_t j)
     return 0;
 }
 
-/* Stable merge sort of slice indices: equal slices keep their order, so the first of a
- * run is the first occurrence. */
-static void sort_slices(const slices *s, int64_t *order, int64_t *tmp, int64_t n)
+/* Equal slices keep their order in the stable sort: the first of a run is the first
+ * occurrence. */
+static int slice_before(const void *context, int64_t i, int64_t j)
 {
-    if (n < 2)
-        return;
-    const int64_t half = n / 2;
-    sort_slices(s, order, tmp, half);
-    sort_slices(s, order + half, tmp, n - half);
-    int64_t i = 0, j = half, k = 0;
-    while (i < half && j < n)
-        tmp[k++] = compare_slices(s, order[j], order[i]) < 0 ? order[j++] : order[i++];
-    while (i < half)
-        tmp[k++] = order[i++];
-    while (j < n)
-        tmp[k++] = order[j++];
-    memcpy(order, tmp, (size_t)n * sizeof *order);
+    return compare_slices(context, i, j) < 0;
 }
 
 static void unique_run(const ember_node *node, const ember_op_io *io)
@@ -284,7 +273,7 @@ static void unique_run(const ember_node *node, const ember_op_io *io)
     int64_t *counts = io->output[3].data;
     for (int64_t i = 0; i < s.length; i++)
         order[i] = i;
-    sort_slices(&s, order, tmp, s.length);
+    ember_stable_sort(order, tmp, s.length, slice_before, &s);
     /* Groups of equal slices, in sorted order: group[i] for slice order[i]. */
     int64_t count = 0;
     for (int64_t i = 0; i < s.length; i++) {
