@@ -174,28 +174,8 @@ static ember_status broadcast_infer(ember_node *node, const ember_value *const *
     ember_status status = require_f32(node, inputs, count);
     if (status != EMBER_OK)
         return status;
-    int rank = inputs[0]->rank;
-    int64_t shape[EMBER_MAX_RANK];
-    memcpy(shape, inputs[0]->shape, sizeof shape);
-    for (size_t i = 1; i < count; i++) {
-        char a[EMBER_SHAPE_TEXT], b[EMBER_SHAPE_TEXT];
-        int64_t next[EMBER_MAX_RANK];
-        int next_rank;
-        if (ember_shape_broadcast(shape, rank, inputs[i]->shape, inputs[i]->rank, next,
-                                  &next_rank) != 0)
-            return ember_node_error(node, EMBER_ERROR_INVALID,
-                                    "shapes %s and %s do not broadcast (input %zu '%s')",
-                                    ember_shape_format(shape, rank, a, sizeof a),
-                                    ember_shape_format(inputs[i]->shape, inputs[i]->rank, b,
-                                                       sizeof b),
-                                    i, inputs[i]->name);
-        rank = next_rank;
-        memcpy(shape, next, sizeof shape);
-    }
     output->datum_type = EMBER_F32;
-    output->rank = rank;
-    memcpy(output->shape, shape, sizeof shape);
-    return EMBER_OK;
+    return ember_broadcast_facts(node, inputs, count, output);
 }
 
 /* add … pow on other types than f32 compute in binary_any.c, in the operands' type. */
