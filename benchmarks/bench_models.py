@@ -114,7 +114,7 @@ def bench(name, rounds):
 
 
 def cell(result, engine, index, width):
-    return f"{result[engine][index]:{width - 2}.1f}ms" if engine in result else " " * (width - 1) + "–"
+    return f"{result[engine][index]:{width - 2}.2f}ms" if engine in result else " " * (width - 1) + "–"
 
 
 def ratio(result, engine, width):
