@@ -95,19 +95,22 @@ class PlanWriter:
             text = fmt(value.tolist()) if value.dtype.kind != "f" else \
                 _nested(fmt_float(value.item()), value.ndim)
         else:
-            base = node.name if rank is None or rank == node.outputs[0].rank \
-                else f"{node.name}_rank{rank}"
-            name = self.fresh(base)
-            kind = VARIABLE_KIND.get(value.dtype.kind)
-            if kind is None:
-                raise UnsupportedOp(f"constant {node.name!r} of type {value.dtype} cannot be "
-                                    "written")
-            self.files[name + ".dat"] = dat.to_bytes(value)
-            self.emit(name, f"variable<{kind}>(label = {fmt(name)}, "
-                            f"shape = {fmt(list(value.shape))})")
-            text = name
+            text = self.constant(node.name if rank is None or rank == node.outputs[0].rank
+                                 else f"{node.name}_rank{rank}", value)
         self.const_texts[key] = text
         return text
+
+    def constant(self, name, value):
+        """A new constant the plan needs and the graph has not (a variable)."""
+        value = np.asarray(value)
+        ident = self.fresh(name)
+        kind = VARIABLE_KIND.get(value.dtype.kind)
+        if kind is None:
+            raise UnsupportedOp(f"constant {name!r} of type {value.dtype} cannot be written")
+        self.files[ident + ".dat"] = dat.to_bytes(value)
+        self.emit(ident, f"variable<{kind}>(label = {fmt(ident)}, "
+                         f"shape = {fmt(list(value.shape))})")
+        return ident
 
     # -- statements -----------------------------------------------------------------
     def emit(self, name, expression):

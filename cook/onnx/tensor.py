@@ -327,7 +327,7 @@ def log_softmax(ctx):
     return [ctx.wire(op, [ctx.input(0)])]
 
 
-@translator("GatherElements", types="all", cook_only=True)
+@translator("GatherElements", types="all")
 def gather_elements(ctx):
     return [ctx.wire(GatherElements(ctx.attrs.int("axis", 0)), [ctx.input(0), ctx.input(1)])]
 
@@ -442,7 +442,7 @@ def qlinear_matmul(ctx):
                      [product, ctx.input(6), ctx.input(7)])]
 
 
-@translator("NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss", cook_only=True,
+@translator("NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss",
             notes="reduction none/sum/mean, weights, ignore_index")
 def nll_loss(ctx):
     from ..ops.tensor import NllLoss

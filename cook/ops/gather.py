@@ -30,6 +30,19 @@ class GatherElements(Op):
         indices = np.where(indices < 0, indices + data.shape[axis], indices)
         return [np.take_along_axis(data, indices, axis=axis)]
 
+    def nnef_write(self, writer, node):
+        data, indices = (writer.ident(o) for o in node.inputs)
+        axis = normalize_axis(self.axis, writer.graph.fact(node.inputs[0]).rank)
+        writer.assign(node, f"tract_core_gather_elements({data}, {indices}, axis = {axis})")
+
+    @staticmethod
+    def _read(reader, inv):
+        inputs = [reader.outlet(inv.arg(0)), reader.outlet(inv.arg(1))]
+        return reader.wire(inv, GatherElements(inv.kwarg("axis", 0)), inputs)
+
+
+GatherElements.NNEF_READERS = {"tract_core_gather_elements": GatherElements._read}
+
 
 class GatherND(Op):
     name = "GatherND"

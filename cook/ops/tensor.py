@@ -1,12 +1,12 @@
-"""Cook-only tensor ops: they type and evaluate in numpy (run_reference) but have no plan
-form yet (writing one raises UnsupportedOp): arg reductions, cumulative sums, top-k,
-broadcast, tile, pad, triangular masks, one-hot, ranges, log-softmax, hardmax, einsum,
-losses, DFT, determinants. Gathers and scatters are in gather.py, quantized ops in
-quant.py."""
+"""Tensor ops: arg reductions, cumulative sums, top-k, broadcast, tile, pad, triangular
+masks, one-hot, ranges, log-softmax, hardmax, einsum, losses, DFT, determinants. Most
+have a plan form (their nnef_write, or a decompose into plan ops); one-hot, ranges read at
+run time, einsum, DFT and determinants are still cook-only (writing one raises
+UnsupportedOp). Gathers and scatters are in gather.py, quantized ops in quant.py."""
 import numpy as np
 
 from .. import datum, dims
-from ..errors import ShapeError
+from ..errors import ShapeError, UnsupportedOp
 from ..facts import Fact
 from .base import Op, expect_inputs, normalize_axis, operands, refuse_runtime_plan
 
@@ -602,6 +602,28 @@ class NllLoss(Op):
             return [np.asarray(loss.sum(), scores.dtype)]
         total = weight.sum()
         return [np.asarray(loss.sum() / total if total else 0.0, scores.dtype)]
+
+    def nnef_write(self, writer, node):
+        """ember_nll_loss(input, target, weight, …); a missing weight is ones."""
+        scores, target = (writer.ident(o) for o in node.inputs[:2])
+        if len(node.inputs) == 3:
+            weight = writer.ident(node.inputs[2])
+        else:
+            fact = writer.graph.fact(node.inputs[0])
+            if not dims.is_concrete(fact.shape[1]):
+                raise UnsupportedOp("NllLoss without weights needs a known class count")
+            weight = writer.constant(node.name + "_weight", np.ones(fact.shape[1], fact.dtype))
+        ignore = "" if self.ignore_index is None else f", ignore_index = {self.ignore_index}"
+        writer.assign(node, f"ember_nll_loss({scores}, {target}, {weight}, reduction = "
+                            f"{writer.fmt(self.reduction)}{ignore})")
+
+    @staticmethod
+    def _read(reader, inv):
+        op = NllLoss(inv.kwarg("reduction", "mean"), inv.kwarg("ignore_index", None))
+        return reader.wire(inv, op, [reader.outlet(inv.arg(i)) for i in range(3)])
+
+
+NllLoss.NNEF_READERS = {"ember_nll_loss": NllLoss._read}
 
 
 class Dft(Op):

@@ -53,9 +53,11 @@
     /* cast.c */                                                                           \
     X(cast)                                                                                \
     /* tile.c, gather.c */                                                                 \
-    X(broadcast) X(tile) X(gather)                                                         \
+    X(broadcast) X(tile) X(gather) X(gather_elements)                                                         \
     /* cumulative.c */                                                                     \
-    X(cumsum) X(cumprod) X(topk)
+    X(cumsum) X(cumprod) X(topk)                                                           \
+    /* loss.c */                                                                           \
+    X(nll_loss)
 
 #define EMBER_DECLARE_OP(name) extern const ember_op ember_op_##name;
 EMBER_OPS(EMBER_DECLARE_OP)
