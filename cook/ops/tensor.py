@@ -465,6 +465,18 @@ class Range(Op):
     def eval(self, inputs):
         return [range_values(*inputs)]
 
+    def nnef_write(self, writer, node):
+        """The length is decided first (ember_range_count binds the count symbol), then
+        the range is built at that length in the next stage of the runtime."""
+        symbol = dims.to_str(self.count)
+        if dims.is_concrete(self.count) or symbol not in dims.symbols(self.count):
+            raise UnsupportedOp(f"Range of length {self.count}: only a plain symbol or a "
+                                "constant operand (folded) has a plan form")
+        start, limit, delta = (writer.ident(o) for o in node.inputs)
+        decided = writer.fresh(node.name + "_count")
+        writer.emit(decided, f"ember_range_count({start}, {limit}, {delta}, count = {symbol})")
+        writer.assign(node, f"ember_range({start}, {limit}, {delta}, size = {symbol})")
+
 
 def range_values(start, limit, delta):
     """ONNX Range: max(ceil((limit - start) / delta), 0) items, in start's type (a

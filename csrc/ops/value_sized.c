@@ -30,6 +30,7 @@
 #include "core/half.h"
 #include "core/op.h"
 #include "core/shape.h"
+#include "ops/items.h"
 #include "ops/ops.h"
 
 enum { NONZERO, COMPRESS, UNIQUE };
@@ -354,3 +355,143 @@ const ember_op ember_op_ember_unique = {
     .params = unique_params, .param_count = 4, .parse = sized_parse, .infer = sized_infer,
     .prepare = unique_prepare, .run = sized_run, .max_outputs = 4,
     .decided_count = sized_count};
+
+/* ---------------------------------------------------------------- range */
+
+/*
+ *   n_ = ember_range_count(start, limit, delta, count = n)   decides n =
+ *        max(ceil((limit - start) / delta), 0) from the three scalars (its output is n
+ *        as an i64 scalar); then, in the next stage,
+ *   y = ember_range(start, limit, delta, size = n)           start, start + delta, …
+ *        (n items, in start's type)
+ * ONNX Range, whose length only its values give. A delta of 0 gives 0 items (ONNX leaves
+ * it undefined). Integers are computed in the type; floats in double.
+ */
+static double scalar_of(const ember_tensor *t)
+{
+    const ember_item v = ember_item_get(t->datum_type, t->data, 0);
+    switch (ember_item_kind_of(t->datum_type)) {
+    case ITEM_FLOAT: return v.f;
+    case ITEM_UNSIGNED: return (double)v.u;
+    default: return (double)v.i;
+    }
+}
+
+static int64_t range_length(const ember_op_io *io)
+{
+    const double start = scalar_of(io->inputs[0]), limit = scalar_of(io->inputs[1]);
+    const double delta = scalar_of(io->inputs[2]);
+    if (delta == 0 || !(fabs((limit - start) / delta) < 9.0e15))
+        return 0; /* also NaN and absurd lengths: an empty range, never a huge one */
+    const double n = ceil((limit - start) / delta);
+    return n > 0 ? (int64_t)n : 0;
+}
+
+static const ember_op_param range_params[] = {
+    {"start", EMBER_PARAM_TENSOR, 0, 0.0f},
+    {"limit", EMBER_PARAM_TENSOR, 0, 0.0f},
+    {"delta", EMBER_PARAM_TENSOR, 0, 0.0f},
+    {"count", EMBER_PARAM_ATTRIBUTE, 0, 0.0f},
+};
+static const ember_op_param range_sized_params[] = {
+    {"start", EMBER_PARAM_TENSOR, 0, 0.0f},
+    {"limit", EMBER_PARAM_TENSOR, 0, 0.0f},
+    {"delta", EMBER_PARAM_TENSOR, 0, 0.0f},
+    {"size", EMBER_PARAM_ATTRIBUTE, 0, 0.0f},
+};
+
+static ember_status range_check(ember_node *node, const ember_value *const *inputs)
+{
+    for (int i = 0; i < 3; i++)
+        if (ember_shape_count(inputs[i]->shape, inputs[i]->rank) != 1 ||
+            inputs[i]->datum_type != inputs[0]->datum_type ||
+            inputs[0]->datum_type == EMBER_BOOL)
+            return ember_node_error(node, EMBER_ERROR_INVALID, "start, limit and delta must be "
+                                    "one-item numbers of one datum type");
+    return EMBER_OK;
+}
+
+static ember_status count_infer(ember_node *node, const ember_value *const *inputs,
+                                ember_value *output)
+{
+    output->datum_type = EMBER_I64;
+    output->rank = 0;
+    return range_check(node, inputs);
+}
+
+static void count_run(const ember_node *node, void *prepared, const ember_op_io *io)
+{
+    (void)node;
+    (void)prepared;
+    *(int64_t *)io->output->data = range_length(io);
+}
+
+static int64_t count_decided(const ember_node *node, const ember_tensor *outputs)
+{
+    (void)node;
+    return *(const int64_t *)outputs[0].data;
+}
+
+typedef struct range_attributes {
+    int64_t size;
+} range_attributes;
+
+static ember_status range_parse(const ember_node *node, const ember_nnef_expr *const *attrs,
+                                void **out)
+{
+    range_attributes *a = calloc(1, sizeof *a);
+    if (a == NULL)
+        return ember_node_error(node, EMBER_ERROR_MEMORY, "out of memory");
+    *out = a;
+    ember_status status = ember_attr_int(node, "size", attrs[3], -1, &a->size);
+    if (status == EMBER_OK && a->size < 0)
+        return ember_node_error(node, EMBER_ERROR_INVALID, "size must be given, >= 0");
+    return status;
+}
+
+static ember_status range_infer(ember_node *node, const ember_value *const *inputs,
+                                ember_value *output)
+{
+    output->datum_type = inputs[0]->datum_type;
+    output->rank = 1;
+    output->shape[0] = ((const range_attributes *)node->attributes)->size;
+    return range_check(node, inputs);
+}
+
+static void range_run(const ember_node *node, void *prepared, const ember_op_io *io)
+{
+    (void)prepared;
+    const ember_tensor *start = io->inputs[0], *delta = io->inputs[2];
+    const ember_datum_type dt = start->datum_type;
+    const ember_item first = ember_item_get(dt, start->data, 0);
+    const ember_item step = ember_item_get(dt, delta->data, 0);
+    const int64_t n = ((const range_attributes *)node->attributes)->size;
+    for (int64_t i = 0; i < n; i++) {
+        ember_item v;
+        if (ember_item_kind_of(dt) == ITEM_FLOAT)
+            v.f = first.f + (double)i * step.f;
+        else
+            v.u = first.u + (uint64_t)i * step.u; /* wraps in the type, as numpy's arange */
+        ember_item_put(dt, io->output->data, i, v);
+    }
+}
+
+static ember_status count_parse(const ember_node *node, const ember_nnef_expr *const *attrs,
+                                void **out)
+{
+    int64_t count = 0;
+    *out = NULL;
+    ember_status status = ember_attr_int(node, "count", attrs[3], 0, &count);
+    if (status == EMBER_OK && count != -1)
+        return ember_node_error(node, EMBER_ERROR_INVALID, "count must name a symbol of the "
+                                "plan (its size is decided by the run)");
+    return status;
+}
+
+const ember_op ember_op_ember_range_count = {
+    .name = "ember_range_count", .flags = EMBER_OP_DECIDES_SIZE, .params = range_params,
+    .param_count = 4, .parse = count_parse, .infer = count_infer, .run = count_run,
+    .decided_count = count_decided};
+const ember_op ember_op_ember_range = {
+    .name = "ember_range", .params = range_sized_params, .param_count = 4,
+    .parse = range_parse, .infer = range_infer, .run = range_run};

@@ -112,3 +112,20 @@ def test_a_count_that_is_not_a_symbol_is_refused(tmp_path):
         "  y = ember_nonzero(x, count = -1);\n}\n")
     with pytest.raises(ember.EmberError, match="decides a size at run time"):
         ember.load_model(str(tmp_path))
+
+
+@pytest.mark.parametrize("elem,dtype", [(TensorProto.FLOAT, np.float32),
+                                        (TensorProto.INT64, np.int64),
+                                        (TensorProto.INT32, np.int32)])
+def test_range_of_run_time_bounds(elem, dtype):
+    """Range's length is decided by its inputs' values at each run; ops after it follow."""
+    model = model_of(
+        [helper.make_node("Range", ["start", "limit", "delta"], ["r"]),
+         helper.make_node("Concat", ["r", "r"], ["y"], axis=0)],
+        [helper.make_tensor_value_info(n, elem, []) for n in ("start", "limit", "delta")],
+        [helper.make_tensor_value_info("y", elem, None)], opset=11)
+    feeds = [[np.array(a, dtype), np.array(b, dtype), np.array(c, dtype)]
+             for a, b, c in [(0, 10, 3), (5, 1, -2), (2, 2, 1), (1, 8, 1), (0, 10, 3)]]
+    if dtype == np.float32:
+        feeds.append([np.array(0.5, dtype), np.array(2.25, dtype), np.array(0.25, dtype)])
+    check(model, feeds)
