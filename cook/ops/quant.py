@@ -75,6 +75,11 @@ def _plan_type(datum_type, allowed, what):
     return datum_type.name
 
 
+def _plan_axis(axis, rank):
+    """The axis, non-negative when it is a valid one (it matters only per axis)."""
+    return axis % rank if -rank <= axis < rank else axis
+
+
 def _idents(writer, node, first=0):
     return [writer.ident(outlet) for outlet in node.inputs[first:]]
 
@@ -112,8 +117,7 @@ class Quantize(Op):
         rank = writer.graph.fact(node.inputs[0]).rank
         args = ", ".join(_idents(writer, node))
         writer.assign(node, f"ember_quantize_linear({args}, axis = "
-                            f"{normalize_axis(self.axis, rank) if rank else 0}, "
-                            f"to = {writer.fmt(to)})")
+                            f"{_plan_axis(self.axis, rank)}, to = {writer.fmt(to)})")
 
     @staticmethod
     def _read(reader, inv):
@@ -162,8 +166,7 @@ class Dequantize(Op):
         _plan_type(x.datum_type, PLAN_QUANTIZED, "dequantizing")
         args = ", ".join(_idents(writer, node))
         writer.assign(node, f"ember_dequantize_linear({args}, axis = "
-                            f"{normalize_axis(self.axis, x.rank) if x.rank else 0}, "
-                            f"to = {writer.fmt(to)})")
+                            f"{_plan_axis(self.axis, x.rank)}, to = {writer.fmt(to)})")
 
     @staticmethod
     def _read(reader, inv):

@@ -34,7 +34,11 @@
     /* concat.c */                                                                         \
     X(concat)                                                                              \
     /* slice.c */                                                                          \
-    X(slice)
+    X(slice)                                                                               \
+    /* quant.c, quant_matmul.c, quant_conv.c */                                            \
+    X(ember_quantize_linear) X(ember_dequantize_linear) X(ember_dynamic_quantize_linear)  \
+    X(ember_bit_cast) X(ember_matmul_integer) X(ember_qlinear_matmul)                     \
+    X(ember_conv_integer) X(ember_qlinear_conv)
 
 #define EMBER_DECLARE_OP(name) extern const ember_op ember_op_##name;
 EMBER_OPS(EMBER_DECLARE_OP)
