@@ -329,6 +329,7 @@ def lp_pool(ctx):
 @translator("ConvInteger", "QLinearConv", types="i8/u8",
             notes="i32 accumulation; QLinearConv requantizes in f64")
 def conv_integer(ctx):
+    import numpy as np
     from ..ops.quant import ConvInteger, QLinearConv
     qlinear = ctx.onnx.op_type == "QLinearConv"
     x_index, w_index = (0, 3) if qlinear else (0, 1)

@@ -563,7 +563,7 @@ class DynamicQuantize(Op):
                 node.name if slot == 0 else f"{node.name}_{slot}")
             writer.idents[outlet] = name
             names.append(name)
-        writer.emit(", ".join(names),
+        writer.emit("(" + ", ".join(names) + ")",
                     f"ember_dynamic_quantize_linear({writer.ident(node.inputs[0])})")
 
     @staticmethod
