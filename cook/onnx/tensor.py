@@ -433,7 +433,7 @@ def matmul_integer(ctx):
         zero = ctx.const(np.zeros((), ctx.fact(0).dtype), "a_zero")
         inputs = [ctx.input(0), ctx.input(1), ctx.input(2) if ctx.has_input(2) else zero] + \
             ([ctx.input(3)] if ctx.has_input(3) else [])
-    return [ctx.wire(IntegerMatMul(), inputs)]
+    return [_integer_matmul(ctx, IntegerMatMul(), inputs, 0, 1)]
 
 
 @translator("QLinearMatMul", types="i8/u8",
@@ -441,7 +441,25 @@ def matmul_integer(ctx):
 def qlinear_matmul(ctx):
     from ..ops.quant import QLinearMatMul
     op = QLinearMatMul(ctx.fact(7).datum_type, ctx.fact(1).datum_type)
-    return [ctx.wire(op, [ctx.input(i) for i in range(8)])]
+    return [_integer_matmul(ctx, op, [ctx.input(i) for i in range(8)], 0, 3)]
+
+
+def _integer_matmul(ctx, op, inputs, a_slot, b_slot):
+    """op on inputs, with numpy's rules for vector operands (as MatMul)."""
+    from ..ops.shape import Unsqueeze
+    inputs = list(inputs)
+    squeeze = []
+    if ctx.fact(a_slot).rank == 1:
+        inputs[a_slot] = ctx.wire(Unsqueeze([0]), [inputs[a_slot]], "a_2d")
+        squeeze.append(-2)
+    if ctx.fact(b_slot).rank == 1:
+        inputs[b_slot] = ctx.wire(Unsqueeze([1]), [inputs[b_slot]], "b_2d")
+        squeeze.append(-1)
+    if not squeeze:
+        return ctx.wire(op, inputs)
+    product = ctx.wire(op, inputs, "matmul")
+    rank = ctx.target.fact(product).rank
+    return ctx.wire(Squeeze([rank + axis for axis in squeeze]), [product])
 
 
 @translator("NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss", cook_only=True,

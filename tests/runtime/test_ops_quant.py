@@ -384,3 +384,16 @@ def test_bad_plans_are_refused(body, message):
     with pytest.raises(EmberError, match=message) as error:
         _load_plan(body)
     assert "'y'" in str(error.value)
+
+
+@pytest.mark.parametrize("a_shape,b_shape", [((6,), (6, 4)), ((2, 3, 6), (6,)), ((6,), (6,))])
+def test_integer_matmuls_of_vectors(a_shape, b_shape):
+    a, b = _ints(np.uint8, a_shape), _ints(np.int8, b_shape)
+    node = helper.make_node("MatMulInteger", ["a", "b", "za", "zb"], ["y"])
+    inits = {"za": np.uint8(9), "zb": np.int8(-4)}
+    run_c(make_model([node], {"a": a, "b": b}, ["y"], inits, opset=13), {"a": a, "b": b})
+    node = helper.make_node("QLinearMatMul", ["a", "sa", "za", "b", "sb", "zb", "sy", "zy"],
+                            ["y"])
+    inits.update({"sa": np.float32(0.1), "sb": np.float32(0.02), "sy": np.float32(0.3),
+                  "zy": np.uint8(128)})
+    run_c(make_model([node], {"a": a, "b": b}, ["y"], inits), {"a": a, "b": b})
