@@ -397,3 +397,36 @@ def test_integer_matmuls_of_vectors(a_shape, b_shape):
     inits.update({"sa": np.float32(0.1), "sb": np.float32(0.02), "sy": np.float32(0.3),
                   "zy": np.uint8(128)})
     run_c(make_model([node], {"a": a, "b": b}, ["y"], inits), {"a": a, "b": b})
+
+
+# ---------------------------------------------------------------- f16 conversions
+
+@pytest.mark.parametrize("scale", [1.0, 2.0 ** -20, 3.7, 0.00012345, 2.0 ** -30])
+def test_dequantize_to_f16_rounds_once(scale):
+    """Every i16 value times scale, rounded to f16 (subnormals, overflow to inf, ties)."""
+    x = np.arange(-32768, 32768, dtype=np.int32).astype(np.int16)
+    # output_dtype f16 with an f32 scale: the f64 products are rounded straight to f16
+    node = helper.make_node("DequantizeLinear", ["x", "s"], ["y"],
+                            output_dtype=TensorProto.FLOAT16)
+    model = make_model([node], {"x": x}, ["y"], {"s": np.float32(scale)}, opset=25)
+    typed = cook_onnx.load(model).into_model()
+    got = typed.into_runnable().run([x])
+    with np.errstate(over="ignore"):
+        expected = (x.astype(np.float64) * np.float64(np.float32(scale))).astype(np.float16)
+    assert got[0].dtype == np.float16
+    np.testing.assert_array_equal(bits(got[0]), bits(expected))
+
+
+@pytest.mark.parametrize("scale", [2.0 ** -24, 1.0, 0.3])
+def test_quantize_every_f16(scale):
+    """Every f16 bit pattern (subnormals, inf, NaN) quantized through f32."""
+    x = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    node = helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"])
+    model = make_model([node], {"x": x}, ["y"], {"s": np.float16(scale), "z": np.int16(0)})
+    with np.errstate(invalid="ignore"):
+        got, _ = run_c(model, {"x": x}, onnx_check=False)
+    with np.errstate(invalid="ignore"):
+        q = np.rint(x.astype(np.float64) / np.float64(np.float16(scale)))
+    expected = np.clip(np.nan_to_num(q, nan=0.0, posinf=32767, neginf=-32768), -32768,
+                       32767).astype(np.int16)
+    np.testing.assert_array_equal(got[0], expected)
