@@ -11,11 +11,12 @@
  * A and B are i8 or u8 with rank ≥ 2 and broadcasting leading (batch) dims; the a/y
  * parameters hold one value or one per row, the b ones one or one per column.
  *
- * The reference kernel keeps the data in its integer type: for each row of A,
- *     acc[n] = Σ_k a'[k] · B[k, n]   then   acc[n] -= zb[n] · Σ_k a'[k]
- * with a' = A[m, k] - za[m], so the inner loop is a multiply-add of one centred A item
- * over a row of raw B items, accumulated in 32 bits with wrap-around (ONNX's i32).
- * No SIMD yet: this is the slow, correct path an optimised kernel will be tested against.
+ * The reference kernel keeps the data integer: B - zb is centred once as i16 (at
+ * prepare when B is a constant, else per call in scratch), and each row of Y is
+ *     acc[n] = Σ_k (A[m, k] - za[m]) · B'[k, n]
+ * a multiply-add of one centred A item over a row of B', accumulated in 32 bits with
+ * wrap-around (ONNX's i32). No hand-written SIMD yet: this is the portable path an
+ * optimised i8 GEMM kernel will be tested against.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -124,55 +125,94 @@ static ember_status qmatmul_infer(ember_node *node, const ember_value *const *in
     return EMBER_OK;
 }
 
-/* Scratch: zb as i32 [N]; qlinear also an i32 accumulator row [N] and mult [N]. */
-static size_t scratch_layout(const ember_node *node, int64_t n, size_t *acc_at, size_t *mult_at)
+/* B - zb as i16 (zb one value or one per column), so the inner loop multiplies
+ * same-width integers, which compilers vectorise. */
+static void centre_b(const void *b, ember_datum_type b_type, int64_t count, int64_t n,
+                     const void *zb, ember_datum_type zb_type, int64_t zb_count, int16_t *out)
 {
-    const size_t row = (size_t)n * sizeof(int32_t);
-    *acc_at = (row + 63) / 64 * 64;
-    *mult_at = *acc_at + *acc_at;
-    return node->op->variant == QLINEAR ? *mult_at + (size_t)n * sizeof(double) : row;
+    for (int64_t at = 0; at < count; at += n)
+        for (int64_t j = 0; j < n; j++) {
+            const int32_t v = b_type == EMBER_I8 ? ((const int8_t *)b)[at + j]
+                                                 : ((const uint8_t *)b)[at + j];
+            out[at + j] = (int16_t)(v - (int32_t)ember_quant_load(zb, zb_type,
+                                                                  zb_count == 1 ? 0 : j));
+        }
+}
+
+/* A constant B (with a constant zb) is centred once, every batch matrix of it. */
+typedef struct qmatmul_prepared {
+    int16_t *packed_b;
+} qmatmul_prepared;
+
+static void qmatmul_free(void *prepared)
+{
+    qmatmul_prepared *p = prepared;
+    if (p != NULL)
+        free(p->packed_b);
+    free(p);
+}
+
+/* Scratch: the centred B matrix (unless packed), then for qlinear an i32 accumulator
+ * row and the row's multipliers (doubles), each 64-byte aligned. */
+static size_t scratch_layout(int64_t k, int64_t n, int qlinear, int packed, size_t *acc_at,
+                             size_t *mult_at)
+{
+    const size_t centred = packed ? 0 : (size_t)(k * n) * sizeof(int16_t);
+    *acc_at = (centred + 63) / 64 * 64;
+    *mult_at = *acc_at + ((size_t)n * sizeof(uint32_t) + 63) / 64 * 64;
+    return qlinear ? *mult_at + (size_t)n * sizeof(double) : centred;
 }
 
 static ember_status qmatmul_prepare(ember_prepare_context *ctx, void **out)
 {
-    const ember_value *out_value = &ctx->model->values[ctx->node->output];
+    const slots *s = slots_of(ctx->node);
+    const ember_value *b = ember_node_input(ctx->model, ctx->node, (size_t)s->b);
+    const ember_value *zb = ember_node_input(ctx->model, ctx->node, (size_t)s->b_zero);
+    const int64_t k = b->shape[b->rank - 2], n = b->shape[b->rank - 1];
+    const int64_t count = ember_shape_count(b->shape, b->rank);
+    qmatmul_prepared *p = NULL;
+    if (b->constant != NULL && zb->constant != NULL && count > 0) {
+        p = calloc(1, sizeof *p);
+        if (p != NULL)
+            p->packed_b = malloc((size_t)count * sizeof(int16_t));
+        if (p == NULL || p->packed_b == NULL) {
+            qmatmul_free(p);
+            return ember_node_error(ctx->node, EMBER_ERROR_MEMORY, "out of memory");
+        }
+        centre_b(b->constant, b->datum_type, count, n, zb->constant, zb->datum_type,
+                 ember_shape_count(zb->shape, zb->rank), p->packed_b);
+        ctx->packed_bytes = (size_t)count * sizeof(int16_t);
+    }
     size_t acc_at, mult_at;
-    ctx->scratch_bytes = scratch_layout(ctx->node, out_value->shape[out_value->rank - 1],
+    ctx->scratch_bytes = scratch_layout(k, n, ctx->node->op->variant == QLINEAR, p != NULL,
                                         &acc_at, &mult_at);
-    *out = NULL;
+    *out = p;
     return EMBER_OK;
 }
 
-/* acc[0 … n) += av · b[0 … n), wrapping in 32 bits. */
-#define ROW_FMA(name, T)                                                                   \
-    static void name(uint32_t *acc, int32_t av, const T *b, int64_t n)                     \
-    {                                                                                      \
-        for (int64_t j = 0; j < n; j++)                                                    \
-            acc[j] += (uint32_t)(av * (int32_t)b[j]);                                      \
-    }
-ROW_FMA(row_fma_u8, uint8_t)
-ROW_FMA(row_fma_i8, int8_t)
+/* acc[0 … n) += av · b[0 … n), wrapping in 32 bits; blocks of 8 (fixed-length loops
+ * vectorise even at -O2). */
+static void row_fma(uint32_t *restrict acc, int32_t av, const int16_t *restrict b, int64_t n)
+{
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8)
+        for (int q = 0; q < 8; q++)
+            acc[j + q] += (uint32_t)(av * b[j + q]);
+    for (; j < n; j++)
+        acc[j] += (uint32_t)(av * b[j]);
+}
 
-/* One row of (A - za) · (B - zb) into acc (N wrapping i32). */
-static void integer_row(const ember_tensor *at, const uint8_t *a_row, const uint8_t *b_matrix,
-                        ember_datum_type b_type, int64_t k, int64_t n, int32_t za,
-                        const int32_t *zb, uint32_t *acc)
+/* One row of (A - za) · (B - zb) into acc (N wrapping i32), B already centred. */
+static void integer_row(ember_datum_type a_type, const uint8_t *a_row, const int16_t *b,
+                        int64_t k, int64_t n, int32_t za, uint32_t *acc)
 {
     memset(acc, 0, (size_t)n * sizeof *acc);
-    uint32_t a_sum = 0;
     for (int64_t i = 0; i < k; i++) {
-        const int32_t av = (at->datum_type == EMBER_I8 ? (int32_t)((const int8_t *)a_row)[i]
-                                                       : (int32_t)a_row[i]) - za;
-        if (av == 0)
-            continue;
-        a_sum += (uint32_t)av;
-        if (b_type == EMBER_I8)
-            row_fma_i8(acc, av, (const int8_t *)b_matrix + i * n, n);
-        else
-            row_fma_u8(acc, av, b_matrix + i * n, n);
+        const int32_t av = (a_type == EMBER_I8 ? (int32_t)((const int8_t *)a_row)[i]
+                                               : (int32_t)a_row[i]) - za;
+        if (av != 0)
+            row_fma(acc, av, b + i * n, n);
     }
-    for (int64_t j = 0; j < n; j++)
-        acc[j] -= (uint32_t)zb[j] * a_sum;
 }
 
 /* x rounded to f16 and back when the scales compute in f16 (numpy's f16 arithmetic:
@@ -184,7 +224,7 @@ static float scale_round(float x, ember_datum_type scale_type)
 
 static void qmatmul_run(const ember_node *node, void *prepared, const ember_op_io *io)
 {
-    (void)prepared;
+    const qmatmul_prepared *p = prepared;
     const slots *s = slots_of(node);
     const ember_tensor *a = io->inputs[s->a], *b = io->inputs[s->b];
     const ember_tensor *za = io->inputs[s->a_zero], *zb = io->inputs[s->b_zero];
@@ -192,17 +232,14 @@ static void qmatmul_run(const ember_node *node, void *prepared, const ember_op_i
     const int64_t m = a->shape[a->rank - 2], k = a->shape[a->rank - 1];
     const int64_t n = b->shape[b->rank - 1];
     const int batch_rank = y->rank - 2;
-    size_t acc_at, mult_at;
-    scratch_layout(node, n, &acc_at, &mult_at);
-    int32_t *zb_row = io->scratch;
-    const int64_t zb_count = ember_shape_count(zb->shape, zb->rank);
-    for (int64_t j = 0; j < n; j++)
-        zb_row[j] = (int32_t)ember_quant_load(zb->data, zb->datum_type, zb_count == 1 ? 0 : j);
-    const int64_t za_count = ember_shape_count(za->shape, za->rank);
-
     const int qlinear = node->op->variant == QLINEAR;
+    size_t acc_at, mult_at;
+    scratch_layout(k, n, qlinear, p != NULL, &acc_at, &mult_at);
+    const int64_t za_count = ember_shape_count(za->shape, za->rank);
+    const int64_t zb_count = ember_shape_count(zb->shape, zb->rank);
+
     const qmatmul_attributes *qa = node->attributes;
-    uint32_t *acc = qlinear ? (uint32_t *)((uint8_t *)io->scratch + acc_at)
+    uint32_t *acc = qlinear ? (uint32_t *)(void *)((uint8_t *)io->scratch + acc_at)
                             : NULL; /* integer: the output row itself */
     double *mult = qlinear ? (double *)(void *)((uint8_t *)io->scratch + mult_at) : NULL;
     int64_t low = 0, high = 0;
@@ -216,17 +253,22 @@ static void qmatmul_run(const ember_node *node, void *prepared, const ember_op_i
     ember_nd_iter it;
     ember_nd_iter_init(&it, batch_rank, y->shape, a_strides, b_strides);
     const size_t a_item = ember_datum_size(a->datum_type);
-    int64_t matrix = 0;
+    int64_t matrix = 0, centred_b = -1;
     do {
         const uint8_t *a_matrix = (const uint8_t *)a->data + it.offset[0] * m * k * (int64_t)a_item;
-        const uint8_t *b_matrix = (const uint8_t *)b->data + it.offset[1] * k * n;
+        const int16_t *b_matrix = p != NULL ? p->packed_b + it.offset[1] * k * n : io->scratch;
+        if (p == NULL && centred_b != it.offset[1]) { /* a broadcast B is centred once */
+            centre_b((const uint8_t *)b->data + it.offset[1] * k * n, b->datum_type, k * n, n,
+                     zb->data, zb->datum_type, zb_count, io->scratch);
+            centred_b = it.offset[1];
+        }
         for (int64_t i = 0; i < m; i++) {
             const int64_t row = (matrix * m + i) * n;
             const int32_t za_i = (int32_t)ember_quant_load(za->data, za->datum_type,
                                                            za_count == 1 ? 0 : i);
             uint32_t *row_acc = qlinear ? acc : (uint32_t *)((int32_t *)y->data + row);
-            integer_row(a, a_matrix + i * k * (int64_t)a_item, b_matrix, b->datum_type, k, n,
-                        za_i, zb_row, row_acc);
+            integer_row(a->datum_type, a_matrix + i * k * (int64_t)a_item, b_matrix, k, n, za_i,
+                        row_acc);
             if (!qlinear)
                 continue;
             const ember_tensor *as = io->inputs[s->a_scale], *bs = io->inputs[s->b_scale];
@@ -263,7 +305,7 @@ static const ember_op_param integer_params[] = {
 
 const ember_op ember_op_ember_matmul_integer = {.name = "ember_matmul_integer",
     .variant = INTEGER, .params = integer_params, .param_count = 4, .infer = qmatmul_infer,
-    .prepare = qmatmul_prepare, .run = qmatmul_run};
+    .prepare = qmatmul_prepare, .run = qmatmul_run, .free_prepared = qmatmul_free};
 
 static const ember_op_param qlinear_params[] = {
     {"A", EMBER_PARAM_TENSOR, 0, 0.0f},
@@ -280,4 +322,5 @@ static const ember_op_param qlinear_params[] = {
 
 const ember_op ember_op_ember_qlinear_matmul = {.name = "ember_qlinear_matmul",
     .variant = QLINEAR, .params = qlinear_params, .param_count = 10, .parse = qmatmul_parse,
-    .infer = qmatmul_infer, .prepare = qmatmul_prepare, .run = qmatmul_run};
+    .infer = qmatmul_infer, .prepare = qmatmul_prepare, .run = qmatmul_run,
+    .free_prepared = qmatmul_free};

@@ -203,7 +203,8 @@ def test_dynamic_quantize(kind):
 @pytest.mark.parametrize("a_type,b_type", [(np.uint8, np.uint8), (np.int8, np.int8),
                                            (np.uint8, np.int8), (np.int8, np.uint8)])
 @pytest.mark.parametrize("zeros", ["none", "scalar", "vector", "b_only"])
-def test_matmul_integer(a_type, b_type, zeros):
+@pytest.mark.parametrize("b_const", [False, True])
+def test_matmul_integer(a_type, b_type, zeros, b_const):
     m, k, n = 5, 19, 7
     a = RNG.integers(np.iinfo(a_type).min, int(np.iinfo(a_type).max) + 1, size=(2, 1, m, k),
                      dtype=np.int64).astype(a_type)
@@ -221,8 +222,11 @@ def test_matmul_integer(a_type, b_type, zeros):
         inits["zb"] = RNG.integers(0, 100, size=shape).astype(b_type)
         names.append("zb")
     node = helper.make_node("MatMulInteger", names, ["y"])
-    model = make_model([node], {"a": a, "b": b}, ["y"], inits, opset=13)
-    got, _ = run_c(model, {"a": a, "b": b}, onnx_check=zeros != "vector")
+    inputs = {"a": a} if b_const else {"a": a, "b": b}
+    if b_const:          # B (and zb) constants: centred once at prepare
+        inits["b"] = b
+    model = make_model([node], inputs, ["y"], inits, opset=13)
+    got, _ = run_c(model, inputs, onnx_check=zeros != "vector")
     za = inits.get("za", np.zeros((), a_type)).astype(np.int64)
     zb = inits.get("zb", np.zeros((), b_type)).astype(np.int64)
     expected = np.matmul(a.astype(np.int64) - (za.reshape(-1, 1) if za.ndim else za),
@@ -267,6 +271,8 @@ def test_qlinear_matmul_per_column_b_scale():
     node = helper.make_node("QLinearMatMul", ["a", "sa", "za", "b", "sb", "zb", "sy", "zy"],
                             ["y"])
     run_c(make_model([node], {"a": a, "b": b}, ["y"], params), {"a": a, "b": b})
+    params["b"] = b
+    run_c(make_model([node], {"a": a}, ["y"], params), {"a": a})
 
 
 # ---------------------------------------------------------------- ConvInteger, QLinearConv
