@@ -415,7 +415,8 @@ static void qconv_run(const ember_node *node, void *prepared, const ember_op_io 
             const double zero = ember_quant_load(yz->data, yz->datum_type, 0);
             for (int64_t p = 0; p < out_plane; p++) {
                 const double v = (double)(int32_t)(plane[p] + bias_o) * (double)mult;
-                ember_quant_store(y->data, a->to, at + p, ember_quant_add_round(v, zero, low, high));
+                ember_quant_store(y->data, a->to, at + p,
+                                  ember_quant_add_round(v, zero, low, high));
             }
         }
 }
