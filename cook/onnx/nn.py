@@ -326,45 +326,27 @@ def lp_pool(ctx):
     return [ctx.wire(Binary("pow"), [total, ctx.const(np.array(1.0 / p, x.dtype), "root")])]
 
 
-@translator("ConvInteger", "QLinearConv", types="i8/u8", cook_only=True,
-            notes="zero points subtracted, conv in f32 (exact for 8-bit data), then i32 "
-                  "(ConvInteger) or requantized (QLinearConv)")
+@translator("ConvInteger", "QLinearConv", types="i8/u8",
+            notes="i32 accumulation; QLinearConv requantizes in f64")
 def conv_integer(ctx):
-    from ..ops.elementwise import Binary
-    from ..ops.shape import Cast
-    from ..ops.quant import Dequantize, Quantize
-    from .. import datum
+    import numpy as np
+    from ..ops.quant import ConvInteger, QLinearConv
     qlinear = ctx.onnx.op_type == "QLinearConv"
     x_index, w_index = (0, 3) if qlinear else (0, 1)
     x, w = ctx.fact(x_index), ctx.fact(w_index)
     kernel = ctx.attrs.ints("kernel_shape", [dims.to_int(d) for d in w.shape[2:]])
     strides, dilations, padding, _ = window_attrs(ctx, x, kernel, allow_ceil=False)
-    op = Conv(strides, dilations, padding, ctx.attrs.int("group", 1))
+    group = ctx.attrs.int("group", 1)
     if qlinear:
-        xf = ctx.wire(Dequantize(1, datum.F32), [ctx.input(0), ctx.input(1), ctx.input(2)],
-                      "x")
-        wf = ctx.wire(Dequantize(0, datum.F32), [ctx.input(3), ctx.input(4), ctx.input(5)],
-                      "w")
-        inputs = [xf, wf]
-        if ctx.has_input(8):
-            # the i32 bias counts in units of x_scale * w_scale
-            scale = ctx.wire(Binary("mul"), [ctx.input(4), ctx.input(1)], "bias_scale")
-            inputs.append(ctx.wire(Dequantize(0, datum.F32), [ctx.input(8), scale], "bias"))
-        y = ctx.wire(op, inputs, "conv")
-        return [ctx.wire(Quantize(1, ctx.fact(7).datum_type), [y, ctx.input(6), ctx.input(7)])]
-    xf = ctx.wire(Cast(datum.F32), [ctx.input(0)], "x")
-    wf = ctx.wire(Cast(datum.F32), [ctx.input(1)], "w")
-    if ctx.has_input(2):
-        zero = ctx.wire(Cast(datum.F32), [ctx.input(2)], "x_zero")
-        xf = ctx.wire(Binary("sub"), [xf, zero], "x_centered")
+        op = QLinearConv(strides, dilations, padding, group, ctx.fact(7).datum_type)
+        return [ctx.wire(op, [ctx.input(i) for i in range(9) if i < 8 or ctx.has_input(i)])]
+    inputs = [ctx.input(0), ctx.input(1)]
+    if ctx.has_input(2) or ctx.has_input(3):
+        inputs.append(ctx.input(2) if ctx.has_input(2)
+                      else ctx.const(np.zeros((), x.dtype), "x_zero"))
     if ctx.has_input(3):
-        zero = ctx.wire(Cast(datum.F32), [ctx.input(3)], "w_zero")
-        if ctx.fact(3).rank == 1 and ctx.fact(3).shape[0] != 1:
-            from ..ops.shape import Unsqueeze
-            zero = ctx.wire(Unsqueeze(range(1, w.rank)), [zero], "w_zero_axes")
-        wf = ctx.wire(Binary("sub"), [wf, zero], "w_centered")
-    y = ctx.wire(op, [xf, wf], "conv")
-    return [ctx.wire(Cast(datum.I32), [y])]
+        inputs.append(ctx.input(3))
+    return [ctx.wire(ConvInteger(strides, dilations, padding, group), inputs)]
 
 
 @translator("GridSample", opsets="16+", cook_only=True,

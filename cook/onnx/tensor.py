@@ -395,8 +395,9 @@ def swish(ctx):
 
 
 # -- quantization -----------------------------------------------------------------------------
-@translator("QuantizeLinear", types="f32 -> i8/u8/i16/u16/i32", cook_only=True,
-            notes="per tensor or per axis; no blocked quantization")
+@translator("QuantizeLinear", types="f32/f16/i32 -> i8/u8/i16/u16/i32",
+            notes="per tensor or per axis; no blocked quantization; 4-bit, 2-bit and "
+                  "float8 targets are cook-only")
 def quantize_linear(ctx):
     if ctx.attrs.int("block_size", 0):
         raise ctx.error("blocked quantization is not supported")
@@ -412,34 +413,53 @@ def quantize_linear(ctx):
     return [ctx.wire(Quantize(ctx.attrs.int("axis", 1), to), inputs)]
 
 
-@translator("DequantizeLinear", types="i8/u8/i16/u16/i32 -> f32", cook_only=True,
-            notes="per tensor or per axis; no blocked quantization")
+@translator("DequantizeLinear", types="i8/u8/i16/u16/i32 -> f32/f16",
+            notes="per tensor or per axis; no blocked quantization; 4-bit, 2-bit and "
+                  "float8 inputs are cook-only")
 def dequantize_linear(ctx):
     if ctx.attrs.int("block_size", 0):
         raise ctx.error("blocked quantization is not supported")
     to = ctx.fact(1).datum_type
+    if "output_dtype" in ctx.attrs and ctx.attrs.int("output_dtype"):
+        to = datum.from_onnx(ctx.attrs.int("output_dtype"))
     inputs = [ctx.input(i) for i in range(3) if ctx.has_input(i)]
     return [ctx.wire(Dequantize(ctx.attrs.int("axis", 1), to), inputs)]
 
 
-@translator("MatMulInteger", types="i8/u8", cook_only=True)
+@translator("MatMulInteger", types="i8/u8", notes="i32 accumulation")
 def matmul_integer(ctx):
     inputs = [ctx.input(i) for i in range(4) if ctx.has_input(i)]
     if len(inputs) == 3 or (ctx.has_input(3) and not ctx.has_input(2)):
         zero = ctx.const(np.zeros((), ctx.fact(0).dtype), "a_zero")
         inputs = [ctx.input(0), ctx.input(1), ctx.input(2) if ctx.has_input(2) else zero] + \
             ([ctx.input(3)] if ctx.has_input(3) else [])
-    return [ctx.wire(IntegerMatMul(), inputs)]
+    return [_integer_matmul(ctx, IntegerMatMul(), inputs, 0, 1)]
 
 
-@translator("QLinearMatMul", types="i8/u8", cook_only=True)
+@translator("QLinearMatMul", types="i8/u8",
+            notes="i32 accumulation, requantized in f64 (scales f32 or f16)")
 def qlinear_matmul(ctx):
-    from ..ops.matmul import MatMul
-    a = ctx.wire(Dequantize(1, datum.F32), [ctx.input(0), ctx.input(1), ctx.input(2)], "a")
-    b = ctx.wire(Dequantize(-1, datum.F32), [ctx.input(3), ctx.input(4), ctx.input(5)], "b")
-    product = ctx.wire(MatMul(), [a, b], "matmul")
-    return [ctx.wire(Quantize(1, ctx.fact(7).datum_type),
-                     [product, ctx.input(6), ctx.input(7)])]
+    from ..ops.quant import QLinearMatMul
+    op = QLinearMatMul(ctx.fact(7).datum_type, ctx.fact(1).datum_type)
+    return [_integer_matmul(ctx, op, [ctx.input(i) for i in range(8)], 0, 3)]
+
+
+def _integer_matmul(ctx, op, inputs, a_slot, b_slot):
+    """op on inputs, with numpy's rules for vector operands (as MatMul)."""
+    from ..ops.shape import Unsqueeze
+    inputs = list(inputs)
+    squeeze = []
+    if ctx.fact(a_slot).rank == 1:
+        inputs[a_slot] = ctx.wire(Unsqueeze([0]), [inputs[a_slot]], "a_2d")
+        squeeze.append(-2)
+    if ctx.fact(b_slot).rank == 1:
+        inputs[b_slot] = ctx.wire(Unsqueeze([1]), [inputs[b_slot]], "b_2d")
+        squeeze.append(-1)
+    if not squeeze:
+        return ctx.wire(op, inputs)
+    product = ctx.wire(op, inputs, "matmul")
+    rank = ctx.target.fact(product).rank
+    return ctx.wire(Squeeze([rank + axis for axis in squeeze]), [product])
 
 
 @translator("NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss",
@@ -508,7 +528,7 @@ def center_crop_pad(ctx):
     return [result]
 
 
-@translator("BitCast", opsets="26+", types="all", cook_only=True,
+@translator("BitCast", opsets="26+", types="all",
             notes="between types of the same width")
 def bit_cast(ctx):
     from ..ops.quant import BitCast
@@ -568,7 +588,7 @@ def window(ctx):
     return [ctx.const(value.astype(dtype), "window")]
 
 
-@translator("DynamicQuantizeLinear", opsets="11+", types="f32 -> u8", cook_only=True)
+@translator("DynamicQuantizeLinear", opsets="11+", types="f32 -> u8")
 def dynamic_quantize(ctx):
     from ..ops.quant import DynamicQuantize
     node = ctx.target.add_node(ctx.name, DynamicQuantize(), [ctx.input(0)])

@@ -14,7 +14,8 @@ from .resize import GridSample, Resize
 from .scan import Scan
 from .source import Const, Source
 from .gather import GatherElements, GatherND, ScatterElements, ScatterND
-from .quant import BitCast, Dequantize, DynamicQuantize, IntegerMatMul, Quantize
+from .quant import (BitCast, ConvInteger, Dequantize, DynamicQuantize, IntegerMatMul,
+                    QLinearConv, QLinearMatMul, Quantize)
 from .tensor import (ArgReduce, Broadcast, CumSum, Det, Dft, Einsum, Hardmax, LogSoftmax,
                      NllLoss, OneHot, Pad, ReverseSequence, Tile, TopK, Trilu)
 
@@ -24,7 +25,8 @@ ALL_OPS = (Source, Const, Unary, Clamp, Binary, Conv, MaxPool, AvgPool, Reduce, 
            GatherElements, GatherND, Hardmax, LogSoftmax, OneHot, Pad, ScatterElements,
            ScatterND, Tile, TopK, Trilu, ConvTranspose, Quantize, Dequantize, IntegerMatMul,
            NllLoss, BitCast, Attention, Recurrent, GridSample, Resize, Scan, RotaryEmbedding,
-           Dft, DynamicQuantize, Det, ReverseSequence, LayerNorm)
+           Dft, DynamicQuantize, Det, ReverseSequence, LayerNorm, QLinearMatMul, ConvInteger,
+           QLinearConv)
 
 NNEF_READERS = {}
 for _op in ALL_OPS:

@@ -42,7 +42,7 @@ typedef struct ember_op_param {
 } ember_op_param;
 
 /* The most parameters an op declares. */
-#define EMBER_OP_MAX_PARAMS 12
+#define EMBER_OP_MAX_PARAMS 16
 
 /* Flags of a descriptor. */
 enum {

@@ -38,7 +38,7 @@
     /* slice.c */                                                                          \
     X(slice)                                                                               \
     /* value_sized.c */                                                                    \
-    X(ember_nonzero) X(ember_compress) X(ember_unique) X(ember_range_count) X(ember_range)                                     \
+    X(ember_nonzero) X(ember_compress) X(ember_unique) X(ember_range_count) X(ember_range)  \
     /* unary_math.c */                                                                     \
     X(floor) X(ceil) X(round_even) X(sign) X(rcp) X(sin) X(cos) X(tan) X(asin) X(acos)     \
     X(atan) X(sinh) X(cosh) X(asinh) X(acosh) X(atanh) X(erf) X(softplus) X(softsign)       \
@@ -53,11 +53,15 @@
     /* cast.c */                                                                           \
     X(cast)                                                                                \
     /* tile.c, gather.c */                                                                 \
-    X(broadcast) X(tile) X(gather) X(gather_elements)                                                         \
+    X(broadcast) X(tile) X(gather) X(gather_elements)                                     \
     /* cumulative.c */                                                                     \
     X(cumsum) X(cumprod) X(topk)                                                           \
     /* loss.c */                                                                           \
-    X(nll_loss)
+    X(nll_loss)                                                                            \
+    /* quant.c, quant_matmul.c, quant_conv.c */                                            \
+    X(ember_quantize_linear) X(ember_dequantize_linear) X(ember_dynamic_quantize_linear)  \
+    X(ember_bit_cast) X(ember_matmul_integer) X(ember_qlinear_matmul)                     \
+    X(ember_conv_integer) X(ember_qlinear_conv)
 
 #define EMBER_DECLARE_OP(name) extern const ember_op ember_op_##name;
 EMBER_OPS(EMBER_DECLARE_OP)
