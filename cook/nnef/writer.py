@@ -32,7 +32,7 @@ VARIABLE_KIND = {"f": "scalar", "i": "integer", "u": "integer", "b": "logical"}
 class PlanWriter:
     def __init__(self, model):
         self.model = model
-        self.graph = lower_to_plan_ops(model.graph)
+        self.graph = compute_in_f32(lower_to_plan_ops(model.graph))
         self.statements = []
         self.files = {}
         self.taken = set()
@@ -231,6 +231,45 @@ def lower_to_plan_ops(graph):
             patch.shunt(target.outlet(slot), outlet)
         patch.apply()
     return graph if lowered is None else lowered
+
+
+# Ops whose C kernels compute in f32 only, and the other types they take exactly through
+# f32: f16 widens and rounds back (what "computed in f32 where there is no f16 kernel"
+# means), and max pooling's small integers convert both ways without loss.
+F32_KERNELS = {"Conv": {"f16"}, "MatMul": {"f16"}, "Softmax": {"f16"}, "Lrn": {"f16"},
+               "AvgPool": {"f16"}, "MaxPool": {"f16", "i8", "u8", "i16", "u16"}}
+
+
+def compute_in_f32(graph):
+    """`graph`, or a copy where the ops of F32_KERNELS on their other types are wrapped in
+    casts to f32 and back (constant operands converted in place)."""
+    from ..ops.shape import Cast
+    widened = None
+    for node in graph.ordered_nodes():
+        types = F32_KERNELS.get(type(node.op).__name__, ())
+        facts = graph.input_facts(node)
+        if not facts or not any(f.datum_type.name in types for f in facts):
+            continue
+        if widened is None:
+            widened = _structural_copy(graph)
+        target = widened.nodes[node.id]
+        patch = Patch(widened, f"compute {node.op.name} in f32")
+        inputs = []
+        for index, (outlet, fact) in enumerate(zip(target.inputs, facts)):
+            if fact.datum_type.name not in types:
+                inputs.append(outlet)
+                continue
+            value = widened.const_value(outlet)
+            inputs.append(patch.const(f"{target.name}_{index}_f32", value.astype(np.float32))
+                          if value is not None else
+                          patch.wire1(f"{target.name}_{index}_f32", Cast("f32"), [outlet]))
+        wide = patch.wire(f"{target.name}_f32", target.op, inputs)
+        for slot, (outlet, fact) in enumerate(zip(wide, target.outputs)):
+            back = patch.wire1(target.name if slot == 0 else f"{target.name}_{slot}",
+                               Cast(fact.datum_type.name), [outlet])
+            patch.shunt(target.outlet(slot), back)
+        patch.apply()
+    return graph if widened is None else widened
 
 
 def _structural_copy(graph):

@@ -2,11 +2,12 @@
 import numpy as np
 
 from .. import dims
-from ..errors import ShapeError, UnsupportedOp
+from ..errors import ShapeError
 from ..ir import Patch
 from .base import Op, expect_inputs, f32, normalize_axis
 from .elementwise import Binary, Unary
 from .reduce import Reduce
+from .shape import Unsqueeze
 
 
 class Softmax(Op):
@@ -110,8 +111,9 @@ Lrn.NNEF_READERS = {"local_response_normalization": Lrn._read}
 class BatchNorm(Op):
     """Inference batch normalisation over axis 1: (x - mean) / sqrt(var + eps) * scale + bias.
 
-    Never written: declutter turns it into mul + add by per-channel constants (which
-    fold_batchnorm then folds into a preceding conv when it can).
+    With constant statistics declutter turns it into mul + add by per-channel constants
+    (which fold_batchnorm then folds into a preceding conv when it can); otherwise the
+    writer lowers it to plan ops.
     """
 
     name = "BatchNorm"
@@ -155,8 +157,20 @@ class BatchNorm(Op):
         return patch.shunt(node.outlet(), patch.wire1(node.name, Binary("add"),
                                                       [scaled, shift]))
 
-    def nnef_write(self, writer, node):
-        raise UnsupportedOp("BatchNorm with non-constant statistics has no plan form")
+    def decompose(self, patch, name, inputs):
+        """(x - mean) * (scale * rsqrt(var + eps)) + bias, the [C] operands as [1, C, 1…]."""
+        x = patch.graph.fact(inputs[0])
+        axes = [0] + list(range(2, x.rank))
+        scale, bias, mean, var = (
+            patch.wire1(f"{name}_{what}", Unsqueeze(axes), [outlet])
+            for what, outlet in zip(("scale", "bias", "mean", "var"), inputs[1:]))
+        epsilon = patch.const(f"{name}_epsilon", np.array(self.epsilon, x.dtype))
+        shifted = patch.wire1(f"{name}_var_eps", Binary("add"), [var, epsilon])
+        inv = patch.wire1(f"{name}_inv_std", Unary("rsqrt"), [shifted])
+        multiplier = patch.wire1(f"{name}_multiplier", Binary("mul"), [scale, inv])
+        centered = patch.wire1(f"{name}_centered", Binary("sub"), [inputs[0], mean])
+        scaled = patch.wire1(f"{name}_scaled", Binary("mul"), [centered, multiplier])
+        return [patch.wire1(name, Binary("add"), [scaled, bias])]
 
 
 class LayerNorm(Op):

@@ -83,6 +83,14 @@ class Reshape(Op):
 
     def nnef_write(self, writer, node):
         refuse_runtime_plan(self)
+        if 0 in self.shape:
+            # In the plan a 0 copies the input's dim; an empty result is a constant anyway.
+            fact = writer.graph.fact(node.outlet())
+            if not fact.is_concrete:
+                raise UnsupportedOp(f"an empty reshape to {list(self.shape)} has no plan form")
+            empty = np.zeros(self.shape, fact.datum_type.dtype)
+            writer.idents[node.outlet()] = writer.constant(node.name, empty)
+            return
         x = writer.ident(node.inputs[0])
         writer.assign(node, f"reshape({x}, shape = {writer.fmt(list(self.shape))})")
 
