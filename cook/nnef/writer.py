@@ -35,7 +35,12 @@ class PlanWriter:
         self.graph = compute_in_f32(lower_to_plan_ops(model.graph))
         self.statements = []
         self.files = {}
-        self.taken = set()
+        self.symbols = _graph_symbols(self.graph)
+        self.taken = set(self.symbols)
+        self.known_symbols = set()    # symbols the inputs or a decide statement bind
+        for outlet in self.graph.inputs:
+            for dim in self.graph.fact(outlet).shape:
+                self.known_symbols |= dims.symbols(dim)
         self.idents = {}              # outlet -> identifier of a written value
         self.const_texts = {}         # (outlet, rank) -> text of a constant
         self.rank_aligned = {}        # (outlet, rank) -> identifier of an unsqueeze
@@ -49,6 +54,51 @@ class PlanWriter:
             index += 1
         self.taken.add(candidate)
         return candidate
+
+    def fresh_symbol(self, name):
+        """A new symbol of the plan, standing for a value only a run knows."""
+        symbol = self.fresh(name)
+        self.symbols.add(symbol)
+        return dims.symbol(symbol)
+
+    # -- values a run decides (csrc/ops/decide.c) -------------------------------------
+    def decide_values(self, node, vector, symbols):
+        """Binds `symbols` to the items of the integer vector `vector` (an outlet, or the
+        identifier of a value written already) for what follows."""
+        names = [dims.to_str(s) for s in symbols]
+        self.known_symbols.update(names)
+        text = vector if isinstance(vector, str) else self.ident(vector)
+        self.emit(self.fresh(f"{node.name}_decided"),
+                  f"ember_decide_values({text}, count = [{', '.join(names)}])")
+
+    def decided(self, node, vector, what, count=None):
+        """Fresh symbols for the items of the integer vector `vector` (as in decide_values;
+        `count` items, by default all of the outlet's), bound by a decide statement."""
+        if count is None:
+            count = dims.to_int(dims.product(self.graph.fact(vector).shape))
+        symbols = [self.fresh_symbol(f"{node.name}_{what}{i}") for i in range(count)]
+        self.decide_values(node, vector, symbols)
+        return symbols
+
+    def decide_dims(self, node, ident):
+        """Binds the symbols that first appear, alone, among the dims of the node's
+        output `ident` (which a run decides) for what follows."""
+        shape = self.graph.fact(node.outlet()).shape
+        axes, names = [], []
+        known = set(self.known_symbols)
+        for fact in self.graph.input_facts(node):     # kept from an input, not decided
+            for dim in fact.shape:
+                known |= dims.symbols(dim)
+        for axis, dim in enumerate(shape):
+            name = dims.to_str(dim)
+            if not dims.is_concrete(dim) and dims.symbols(dim) == {name} and \
+                    name not in known:
+                axes.append(axis)
+                names.append(name)
+                self.known_symbols.add(name)
+        if names:
+            self.emit(self.fresh(f"{node.name}_dims"), f"ember_decide_dims({ident}, axes = "
+                      f"{fmt(axes)}, count = [{', '.join(names)}])")
 
     def ident(self, outlet):
         """The text of a node input: identifier, or literal/variable for a constant."""
@@ -186,7 +236,7 @@ class PlanWriter:
                 continue
             source = self.ident(outlet)
             self.emit(ident, f"copy({source})")
-        symbols = sorted(_graph_symbols(graph))
+        symbols = sorted(self.symbols)
         properties = [("ember.plan_version", PLAN_VERSION),
                       ("producer", f"ember-cook {__version__}"),
                       ("ember.input_names", [graph.nodes[o.node].name for o in graph.inputs]),

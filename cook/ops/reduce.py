@@ -1,6 +1,7 @@
 """Reductions over a set of axes, keeping them as size-1 dims."""
 import numpy as np
 
+from .. import dims
 from ..errors import ShapeError
 from ..facts import Fact
 from .base import Op, expect_inputs, normalize_axis
@@ -74,7 +75,7 @@ class ReduceAxesInput(Op):
     A class of its own rather than a Reduce with one more input: passes move transposes
     through a Reduce by permuting its `axes`, which they cannot do to a run-time value.
     `shape` is what typing knows: dims of 1 stay 1, the others are fresh symbols (each
-    may or may not be reduced). Cook-only."""
+    may or may not be reduced)."""
 
     def __init__(self, kind, shape, noop_with_empty_axes=False):
         if kind not in REDUCERS:
@@ -94,9 +95,21 @@ class ReduceAxesInput(Op):
         return [Fact(inputs[0].datum_type, self.shape)]
 
     def nnef_write(self, writer, node):
-        from ..errors import UnsupportedOp
-        raise UnsupportedOp(f"{self.name} with axes known only at run time has no plan form "
-                            "yet (cook-only)")
+        """The axes are decided into symbols first (negative ones count from the end in
+        the runtime too), and the dims of the result after it."""
+        if self.kind not in PLAN_REDUCERS:
+            from ..errors import UnsupportedOp
+            raise UnsupportedOp(f"{self.kind} reduction is cook-only for now (no plan form)")
+        x = writer.ident(node.inputs[0])
+        count = dims.to_int(dims.product(writer.graph.fact(node.inputs[1]).shape))
+        if count == 0 and self.noop_with_empty_axes:
+            writer.assign(node, f"copy({x})")
+            return
+        axes = writer.decided(node, node.inputs[1], "axis") if count else \
+            list(range(len(self.shape)))
+        name = PLAN_NAMES.get(self.kind, f"{self.kind}_reduce")
+        y = writer.assign(node, f"{name}({x}, axes = {writer.fmt(axes)})")
+        writer.decide_dims(node, y)
 
     def eval(self, inputs):
         x, axes = inputs[0], np.asarray(inputs[1]).reshape(-1)

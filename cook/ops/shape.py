@@ -82,7 +82,8 @@ class Reshape(Op):
         return None
 
     def nnef_write(self, writer, node):
-        refuse_runtime_plan(self)
+        if self.from_inputs:
+            return self._write_at_run_time(writer, node)
         if 0 in self.shape:
             # In the plan a 0 copies the input's dim; an empty result is a constant anyway.
             fact = writer.graph.fact(node.outlet())
@@ -93,6 +94,17 @@ class Reshape(Op):
             return
         x = writer.ident(node.inputs[0])
         writer.assign(node, f"reshape({x}, shape = {writer.fmt(list(self.shape))})")
+
+    def _write_at_run_time(self, writer, node):
+        """The spec a run gives is decided into symbols (the plan's reshape reads 0 and
+        -1 as ONNX does without allowzero), and the dims of the result after it."""
+        if self.allowzero:
+            raise UnsupportedOp("Reshape with allowzero = 1 of a shape known only at run "
+                                "time has no plan form (a 0 in a plan's shape copies a dim)")
+        spec = writer.decided(node, node.inputs[1], "shape")
+        y = writer.assign(node, f"reshape({writer.ident(node.inputs[0])}, "
+                                f"shape = {writer.fmt(spec)})")
+        writer.decide_dims(node, y)
 
     @staticmethod
     def _read(reader, inv):
@@ -307,7 +319,8 @@ class Slice(Op):
         return [np.ascontiguousarray(x[self._index(x.ndim)])]
 
     def nnef_write(self, writer, node):
-        refuse_runtime_plan(self)
+        if self.from_inputs:
+            return self._write_at_run_time(writer, node)
         if any(s < 0 for s in self.steps):
             raise UnsupportedOp("slice with a negative step has no plan form yet")
         x = writer.ident(node.inputs[0])
@@ -315,6 +328,36 @@ class Slice(Op):
         writer.assign(node, f"slice({x}, axes = {fmt(list(self.axes))}, "
                             f"begin = {fmt(list(self.begins))}, end = {fmt(list(self.ends))}, "
                             f"stride = {fmt(list(self.steps))})")
+
+    def _write_at_run_time(self, writer, node):
+        """Starts, ends and steps a run gives are decided into symbols, and the lengths
+        after the slice. The plan's slice reads end = 0 with a positive step as "to the
+        end" (tract's rule) where ONNX means an empty slice: such an end becomes a large
+        negative one first, which clamps to the same empty slice."""
+        given = dict(zip(self.from_inputs, node.inputs[1:]))
+        ends, steps = given["ends"], given.get("steps")
+        dtype = writer.graph.fact(ends).dtype
+        zero = writer.constant(node.name + "_zero", np.zeros((), dtype))
+        before_all = writer.constant(node.name + "_before_all",
+                                     np.array(np.iinfo(dtype).min // 2, dtype))
+        empty = writer.fresh(node.name + "_empty")
+        writer.emit(empty, f"eq({writer.ident(ends)}, {zero})")
+        if steps is not None:
+            forward, empty_forward = (writer.fresh(node.name + what)
+                                      for what in ("_forward", "_empty_forward"))
+            writer.emit(forward, f"gt({writer.ident(steps)}, {zero})")
+            writer.emit(empty_forward, f"and({empty}, {forward})")
+            empty = empty_forward
+        onnx_ends = writer.fresh(node.name + "_ends")
+        writer.emit(onnx_ends, f"select({empty}, {before_all}, {writer.ident(ends)})")
+        begin = writer.decided(node, given["starts"], "begin")
+        end = writer.decided(node, onnx_ends, "end", len(self.axes))
+        stride = list(self.steps) if steps is None else writer.decided(node, steps, "stride")
+        fmt = writer.fmt
+        y = writer.assign(node, f"slice({writer.ident(node.inputs[0])}, axes = "
+                                f"{fmt(list(self.axes))}, begin = {fmt(begin)}, "
+                                f"end = {fmt(end)}, stride = {fmt(stride)})")
+        writer.decide_dims(node, y)
 
     @staticmethod
     def _read(reader, inv):
@@ -420,6 +463,14 @@ class ShapeOf(Op):
     def eval(self, inputs):
         return [np.array(inputs[0].shape, np.int64)]
 
+    def nnef_write(self, writer, node):
+        """Written only for symbolic dims (a constant otherwise)."""
+        writer.assign(node, f"tract_core_shape_of({writer.ident(node.inputs[0])})")
+
+    @staticmethod
+    def _read(reader, inv):
+        return reader.wire(inv, ShapeOf(), [reader.outlet(inv.arg(0, "input"))])
+
 
 class Cast(Op):
     """Convert the datum type (numpy astype). Only folded for now: no plan form."""
@@ -462,4 +513,5 @@ class Cast(Op):
 
 
 Cast.NNEF_READERS = {"tract_core_cast": Cast._read}
+ShapeOf.NNEF_READERS = {"tract_core_shape_of": ShapeOf._read}
 Gather.NNEF_READERS = {"tract_core_gather": Gather._read}

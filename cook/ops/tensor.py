@@ -121,8 +121,10 @@ class CumSum(Op):
         return [np.ascontiguousarray(y)]
 
     def nnef_write(self, writer, node):
-        refuse_runtime_plan(self)
-        axis = normalize_axis(self.axis, writer.graph.fact(node.inputs[0]).rank)
+        if self.from_inputs:       # negative axes count from the end in the runtime too
+            axis = writer.decided(node, node.inputs[1], "axis")[0]
+        else:
+            axis = normalize_axis(self.axis, writer.graph.fact(node.inputs[0]).rank)
         name = "ember_cumprod" if self.product else "ember_cumsum"
         writer.assign(node, f"{name}({writer.ident(node.inputs[0])}, axis = {axis}, "
                             f"exclusive = {writer.fmt(self.exclusive)}, "
@@ -181,7 +183,8 @@ class TopK(Op):
         return [values, indices.astype(np.int64)]
 
     def nnef_write(self, writer, node):
-        refuse_runtime_plan(self)
+        if self.from_inputs:
+            writer.decide_values(node, node.inputs[1], [self.k])
         axis = normalize_axis(self.axis, writer.graph.fact(node.inputs[0]).rank)
         writer.assign_all(node, f"ember_topk({writer.ident(node.inputs[0])}, "
                                 f"k = {writer.fmt(self.k)}, axis = {axis}, "
@@ -224,9 +227,13 @@ class Broadcast(Op):
         return [np.ascontiguousarray(np.broadcast_to(x, shape))]
 
     def nnef_write(self, writer, node):
-        refuse_runtime_plan(self)
-        writer.assign(node, f"tract_core_broadcast({writer.ident(node.inputs[0])}, "
-                            f"shape = {writer.fmt(list(self.shape))})")
+        """A shape a run gives is decided into fresh symbols first; the dims the result
+        then has are decided after it."""
+        shape = writer.decided(node, node.inputs[1], "shape") if self.from_inputs \
+            else list(self.shape)
+        y = writer.assign(node, f"tract_core_broadcast({writer.ident(node.inputs[0])}, "
+                                f"shape = {writer.fmt(shape)})")
+        writer.decide_dims(node, y)
 
     @staticmethod
     def _read(reader, inv):
@@ -278,7 +285,8 @@ class Tile(Op):
         return [np.tile(inputs[0], tuple(int(r) for r in repeats))]
 
     def nnef_write(self, writer, node):
-        refuse_runtime_plan(self)
+        if self.from_inputs:
+            writer.decide_values(node, node.inputs[1], self.repeats)
         writer.assign(node, f"tile({writer.ident(node.inputs[0])}, "
                             f"repeats = {writer.fmt(list(self.repeats))})")
 
@@ -342,8 +350,16 @@ class Pad(Op):
                "wrap": "wrap"}
 
     def nnef_write(self, writer, node):
-        """pad(x, padding, border, value); negative pads crop first, with a slice."""
-        refuse_runtime_plan(self)
+        """pad(x, padding, border, value); negative pads crop first, with a slice.
+        Pads a run gives are decided into their symbols first (negative ones are refused
+        by the runtime then)."""
+        if "value" in self.from_inputs:
+            raise UnsupportedOp("Pad with a constant_value known only at run time has no "
+                                "plan form")
+        if self.from_inputs:
+            writer.decide_values(node, node.inputs[1],
+                                 [self.pads[a][0] for a in self.axes] +
+                                 [self.pads[a][1] for a in self.axes])
         x = writer.ident(node.inputs[0])
         shape = writer.graph.fact(node.inputs[0]).shape
         crops = [(i, b, a) for i, (b, a) in enumerate(self.pads)

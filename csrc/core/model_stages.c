@@ -106,21 +106,42 @@ static uint32_t symbol_mask(const ember_model *model, const ember_nnef_expr *e)
     return mask;
 }
 
-/* The symbol a deciding op binds: its `count` argument, an identifier naming a symbol. */
-static int decided_symbol(const ember_model *model, const ember_nnef_assignment *a)
+/* The index of the symbol identifier `e` names, or -1. */
+static int symbol_named(const ember_model *model, const ember_nnef_expr *e)
+{
+    if (e->kind != EMBER_NNEF_IDENTIFIER)
+        return -1;
+    for (size_t s = 0; s < model->symbol_count; s++)
+        if (strcmp(model->symbols[s], e->u.string) == 0)
+            return (int)s;
+    return -1;
+}
+
+/* The symbols a deciding op binds, in order, into `symbols`: its `count` argument, an
+ * identifier naming a symbol or a list of them. Returns how many; -2 for an op that
+ * decides nothing; -1 when `count` is missing or names anything else. */
+static int decided_symbols(const ember_model *model, const ember_nnef_assignment *a,
+                           int symbols[EMBER_MAX_SYMBOLS])
 {
     const ember_nnef_expr *call = a->rvalue;
     const ember_op *op = call->kind == EMBER_NNEF_INVOCATION ? ember_op_find(op_of(call)) : NULL;
     if (op == NULL || !(op->flags & EMBER_OP_DECIDES_SIZE))
-        return -2; /* not a deciding op */
+        return -2;
     for (size_t i = 0; i < call->u.invocation.arg_count; i++) {
         const ember_nnef_arg *arg = &call->u.invocation.args[i];
-        if (arg->name == NULL || strcmp(arg->name, "count") != 0 ||
-            arg->value->kind != EMBER_NNEF_IDENTIFIER)
+        if (arg->name == NULL || strcmp(arg->name, "count") != 0)
             continue;
-        for (size_t s = 0; s < model->symbol_count; s++)
-            if (strcmp(model->symbols[s], arg->value->u.string) == 0)
-                return (int)s;
+        const ember_nnef_expr *v = arg->value;
+        if (v->kind != EMBER_NNEF_ARRAY) {
+            symbols[0] = symbol_named(model, v);
+            return symbols[0] < 0 ? -1 : 1;
+        }
+        if (v->u.list.count == 0 || v->u.list.count > EMBER_MAX_SYMBOLS)
+            return -1;
+        for (size_t k = 0; k < v->u.list.count; k++)
+            if ((symbols[k] = symbol_named(model, v->u.list.items[k])) < 0)
+                return -1;
+        return (int)v->u.list.count;
     }
     return -1;
 }
@@ -187,10 +208,13 @@ static ember_status cut(planner *p)
         ember_stage *stage = &plan->stages[plan->stage_count - 1];
         cut_state state = {(int)plan->stage_count - 1, 0};
         each_reference(p, assignment->rvalue, reads_dynamic, &state);
-        const int decides = decided_symbol(p->model, assignment);
-        uint32_t mentions = symbol_mask(p->model, assignment->rvalue);
-        if (decides >= 0)
-            mentions &= ~(1u << decides); /* its own count is not a use */
+        int decided[EMBER_MAX_SYMBOLS];
+        const int decides = decided_symbols(p->model, assignment, decided);
+        uint32_t own = 0;
+        for (int i = 0; i < decides; i++)
+            own |= 1u << decided[i];
+        uint32_t mentions = symbol_mask(p->model, assignment->rvalue) & ~own; /* its own
+                                                                 count is not a use */
         if ((state.cut || (mentions & pending)) && stage->body_count > 0) {
             if ((status = new_stage(plan)) != EMBER_OK)
                 break;
@@ -202,14 +226,16 @@ static ember_status cut(planner *p)
             return oom();
         if (decides == -1)
             return ember_error_set(EMBER_ERROR_INVALID, "%s:%d: a size-deciding op needs "
-                                   "`count = <symbol>` naming a declared symbol",
-                                   p->model->graph_origin, assignment->line);
-        if (decides >= 0) {
-            ember_stage_decider decider = {a, decides};
+                                   "`count = <symbol>` (or a list of them) naming declared "
+                                   "symbols", p->model->graph_origin, assignment->line);
+        for (int i = 0; i < decides; i++) {
+            ember_stage_decider decider = {a, decided[i], (size_t)i};
             if (PUSH(stage->deciders, stage->decider_count, decider) != 0)
                 return oom();
+        }
+        if (decides >= 0) {
             p->dynamic[a] = 1;
-            pending |= 1u << decides;
+            pending |= own;
         }
         if (assignment->rvalue->kind == EMBER_NNEF_IDENTIFIER) { /* an alias is what it names */
             const int id = ember_name_map_get(&p->names, assignment->rvalue->u.string);
@@ -332,6 +358,14 @@ static ember_status collect(planner *p)
         const int s = p->stage_of[plan->names[id].assignment];
         if (s >= 0 && p->last_reader[id] > s)
             status = add_live_out(&plan->stages[s], (int)id);
+    }
+    /* A deciding op's results are read after its stage ran (decided_count): they leave
+     * the stage, so the arena keeps them to the end of it. */
+    for (size_t id = 0; id < plan->name_count && status == EMBER_OK; id++) {
+        const int s = p->stage_of[plan->names[id].assignment];
+        for (size_t d = 0; s >= 0 && d < plan->stages[s].decider_count; d++)
+            if (plan->stages[s].deciders[d].assignment == plan->names[id].assignment)
+                status = add_live_out(&plan->stages[s], (int)id);
     }
     return status;
 }

@@ -3,7 +3,8 @@
  * decides.
  *
  * An op with EMBER_OP_DECIDES_SIZE (NonZero, Unique, Compress, …) names in its `count`
- * attribute the symbol its output size is: `idx = ember_nonzero(x, count = n)`. Nothing
+ * attribute the symbol its output size is: `idx = ember_nonzero(x, count = n)`, or a list
+ * of the symbols it decides: `d = ember_decide_values(v, count = [a, b])`. Nothing
  * that depends on n can be built before the op has run, so the template's body is cut
  * into stages (model_stages.c, at load): a stage ends before the first assignment that
  * reads an output of a deciding op of the same stage, or mentions a symbol such an op
@@ -32,7 +33,8 @@ typedef struct ember_stage_name {
 
 typedef struct ember_stage_decider {
     size_t assignment;           /* the deciding op's assignment */
-    int symbol;                  /* the symbol its size binds */
+    int symbol;                  /* a symbol it binds */
+    size_t item;                 /* which of its `count` symbols that is */
 } ember_stage_decider;
 
 typedef struct ember_stage {

@@ -113,8 +113,10 @@ typedef struct ember_op {
     /* How many results an invocation may assign (`a, b = split(…)`): 0 means exactly one.
      * infer and run then see node->output_count consecutive outputs. */
     int max_outputs;
-    /* EMBER_OP_DECIDES_SIZE: the size the last run decided, from its outputs. */
-    int64_t (*decided_count)(const ember_node *node, const ember_tensor *outputs);
+    /* EMBER_OP_DECIDES_SIZE: the value the last run decided for the item-th symbol of
+     * its `count` (an op deciding one size has item 0), from its outputs. */
+    int64_t (*decided_count)(const ember_node *node, const ember_tensor *outputs,
+                             size_t item);
 } ember_op;
 
 /* The descriptor serving NNEF name `name`, or NULL (csrc/ops/op_table.c). */

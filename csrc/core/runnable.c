@@ -167,8 +167,8 @@ static ember_status run_stage(ember_runnable *runnable, size_t s, ember_binding 
         runnable->named[stage->live_out[i]] = slot->instance->tensors[model->outputs[i]];
     for (size_t d = 0; d < stage->decider_count; d++) {
         const ember_node *node = &model->nodes[slot->decider_nodes[d]];
-        const int64_t count = node->op->decided_count(node,
-                                                      &slot->instance->tensors[node->output]);
+        const int64_t count = node->op->decided_count(
+            node, &slot->instance->tensors[node->output], stage->deciders[d].item);
         binding->bound[stage->deciders[d].symbol] = 1;
         binding->values[stage->deciders[d].symbol] = count;
     }

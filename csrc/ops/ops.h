@@ -39,6 +39,8 @@
     X(slice)                                                                               \
     /* value_sized.c */                                                                    \
     X(ember_nonzero) X(ember_compress) X(ember_unique) X(ember_range_count) X(ember_range)  \
+    /* decide.c */                                                                         \
+    X(ember_decide_values) X(ember_decide_dims) X(shape_of)                                \
     /* unary_math.c */                                                                     \
     X(floor) X(ceil) X(round_even) X(sign) X(rcp) X(sin) X(cos) X(tan) X(asin) X(acos)     \
     X(atan) X(sinh) X(cosh) X(asinh) X(acosh) X(atanh) X(erf) X(softplus) X(softsign)       \

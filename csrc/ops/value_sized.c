@@ -332,8 +332,9 @@ static void sized_run(const ember_node *node, void *prepared, const ember_op_io 
     }
 }
 
-static int64_t sized_count(const ember_node *node, const ember_tensor *outputs)
+static int64_t sized_count(const ember_node *node, const ember_tensor *outputs, size_t item)
 {
+    (void)item;
     const sized_attributes *a = node->attributes;
     switch (node->op->variant) {
     case NONZERO: return outputs[0].shape[1];
@@ -426,9 +427,11 @@ static void count_run(const ember_node *node, void *prepared, const ember_op_io 
     *(int64_t *)io->output->data = range_length(io);
 }
 
-static int64_t count_decided(const ember_node *node, const ember_tensor *outputs)
+static int64_t count_decided(const ember_node *node, const ember_tensor *outputs,
+                             size_t item)
 {
     (void)node;
+    (void)item;
     return *(const int64_t *)outputs[0].data;
 }
 

@@ -47,11 +47,15 @@ def test_reshape_shape_at_run_time():
                               {"x": x, "shape": i64(0, 12, 1)}])
 
 
-def test_runtime_reshape_is_cook_only_and_constant_reshape_still_plans():
+def test_runtime_reshape_decides_its_shape_and_constant_reshape_still_plans():
     runtime = make_model([node("Reshape", ["x", "shape"], ["y"])],
                          {"x": rand(2, 3), "shape": ((1,), np.int64)}, ["y"])
-    with pytest.raises(UnsupportedOp, match="known only at run time"):
-        cook_nnef.to_tar_bytes(cook(runtime))
+    typed = cook(runtime)
+    text = cook_nnef.plan_files(typed)["graph.nnef"].decode()
+    assert "ember_decide_values(shape" in text and "ember_decide_dims(y" in text
+    x = rand(2, 3)
+    got = typed.into_runnable().run([x, i64(6)])[0]
+    np.testing.assert_array_equal(got, x.reshape(6))
     constant = make_model([node("Reshape", ["x", "shape"], ["y"])], {"x": rand(2, 3)}, ["y"],
                           {"shape": i64(3, 2)})
     typed = cook(constant)
