@@ -40,20 +40,41 @@ class Attention(Op):
 
     def _geometry(self, facts):
         q, k, v = facts["Q"].shape, facts["K"].shape, facts["V"].shape
+        shapes = f"Q {dims.shape_str(q)}, K {dims.shape_str(k)}, V {dims.shape_str(v)}"
+        if not len(q) == len(k) == len(v) or len(q) not in (3, 4):
+            raise ShapeError(f"Q, K, V must all be 3-D or all 4-D: {shapes}")
         if len(q) == 3:
             if not self.q_heads or not self.kv_heads:
                 raise ShapeError("3-D inputs need q_num_heads and kv_num_heads")
             heads, kv_heads = self.q_heads, self.kv_heads
-            size_q, size_k, size_v = q[2] // heads, k[2] // kv_heads, v[2] // kv_heads
+            sizes = [dims.div_exact(x[2], h) for x, h in ((q, heads), (k, kv_heads),
+                                                          (v, kv_heads))]
+            if None in sizes:
+                raise ShapeError(f"hidden sizes do not split into {heads} query heads and "
+                                 f"{kv_heads} K/V heads: {shapes}")
+            size_q, size_k, size_v = sizes
             seq_q, seq_kv = q[1], k[1]
-        elif len(q) == 4:
+        else:
             heads, kv_heads = q[1], k[1]
             size_q, size_k, size_v = q[3], k[3], v[3]
             seq_q, seq_kv = q[2], k[2]
-        else:
-            raise ShapeError("Q, K, V must be 3-D or 4-D")
-        past = facts["past_key"].shape[2] if "past_key" in facts else 0
-        return q[0], heads, kv_heads, seq_q, seq_kv + past, size_q, size_k, size_v
+            if v[1] != kv_heads:
+                raise ShapeError(f"K and V have different head counts: {shapes}")
+        if size_q != size_k or seq_kv != (v[1] if len(v) == 3 else v[2]) or \
+                (dims.is_concrete(heads) and dims.is_concrete(kv_heads) and
+                 (kv_heads == 0 or heads % kv_heads)):
+            raise ShapeError(f"Q and K head sizes, K and V lengths must agree and the query "
+                             f"heads must group over the K/V heads: {shapes}")
+        past = 0
+        if "past_key" in facts:
+            pk, pv = facts["past_key"].shape, facts["past_value"].shape
+            if len(pk) != 4 or len(pv) != 4 or pk[1] != kv_heads or pv[1] != kv_heads or \
+                    pk[3] != size_k or pv[3] != size_v or pk[2] != pv[2]:
+                raise ShapeError(f"past_key {dims.shape_str(pk)} and past_value "
+                                 f"{dims.shape_str(pv)} must be [B, {kv_heads}, P, size] "
+                                 f"with the head sizes of K and V: {shapes}")
+            past = pk[2]
+        return q[0], heads, kv_heads, seq_q, dims.add(seq_kv, past), size_q, size_k, size_v
 
     def output_facts(self, inputs):
         facts = dict(zip(self.present, inputs))
@@ -163,7 +184,7 @@ class Attention(Op):
         if isinstance(bias, np.ndarray):
             blocked = np.isneginf(bias.max(axis=-1, keepdims=True, initial=-np.inf))
             blocked = blocked if blocked.any() else None
-        elif bias is not None:
+        elif bias is not None and not self._rows_keep_a_key(given):
             blocked = plan("blocked", Unary("is_neg_inf"),
                            plan("bias_max", Reduce("max", [plan.fact(bias).rank - 1]), bias))
         if blocked is not None:           # rows attending no key give zeros
@@ -184,6 +205,12 @@ class Attention(Op):
             qk = plan.cast("qk_rounded", qk, dtype)
         return [y, present_k, present_v, qk][:self.outputs]
 
+    def _rows_keep_a_key(self, given):
+        """True when no query row can have every key masked: only a causal and/or a
+        right window bound, which always let key 0 through (query positions are ≥ 0)."""
+        return (self.causal or self.right_window >= 0) and self.left_window < 0 and \
+            "attn_mask" not in given and "nonpad_kv_seqlen" not in given
+
     def _lower_bias(self, plan, given, compute, batch, seq_q, total):
         """The additive bias: 0 where a query attends a key, -inf where not, plus a float
         mask; broadcasting to [B, heads, S, total]. A numpy constant when every part is
@@ -203,7 +230,7 @@ class Attention(Op):
             is_bool = fact.datum_type is datum.BOOL
             if short != 0:                # a short mask masks the keys it does not cover
                 pads = [(0, 0)] * (fact.rank - 1) + [(0, short)]
-                mask = plan("mask_padded", Pad(pads, value=False if is_bool else -np.inf),
+                mask = plan("mask_padded", Pad(pads, value=0.0 if is_bool else -np.inf),
                             mask)
             if is_bool:
                 allowed = mask
@@ -410,6 +437,7 @@ class _Lowering:
     def __init__(self, patch, name):
         self.patch = patch
         self.name = name
+        self.iotas = {}
 
     def fact(self, x):
         return Fact.from_value(x) if isinstance(x, np.ndarray) else self.patch.graph.fact(x)
@@ -461,5 +489,9 @@ class _Lowering:
         if dims.is_concrete(length):
             values = np.arange(int(length), dtype=np.int64)
             return values[::-1] + 1 if reverse else values
-        ones = self.wire(what + "_ones", Broadcast((length,)), np.array(1, np.int64))
-        return self.wire(what, CumSum(0, exclusive=not reverse, reverse=reverse), ones)
+        key = (dims.to_str(length), reverse)
+        if key not in self.iotas:
+            ones = self.wire(what + "_ones", Broadcast((length,)), np.array(1, np.int64))
+            self.iotas[key] = self.wire(what, CumSum(0, exclusive=not reverse,
+                                                      reverse=reverse), ones)
+        return self.iotas[key]
