@@ -22,6 +22,7 @@ RNG = np.random.default_rng(20261124)
 ATTENTION_INPUTS = ("Q", "K", "V", "attn_mask", "past_key", "past_value", "nonpad_kv_seqlen")
 ATTENTION_OUTPUTS = ("Y", "present_key", "present_value", "qk")
 TYPES = {np.float32: TensorProto.FLOAT, np.float16: TensorProto.FLOAT16,
+         np.float64: TensorProto.DOUBLE,
          np.bool_: TensorProto.BOOL, np.int64: TensorProto.INT64}
 
 
@@ -319,3 +320,23 @@ def test_rotary_symbolic_sequence():
                      position_ids=RNG.integers(0, 32, (1, s)).astype(np.int64))
         got = check(model, given, runnable=runnable, typed=typed)
         assert got[0].shape == (1, s, 18)
+
+
+# ------------------------------------------ softmax in f64 and f16 (softmax_precision)
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float16])
+@pytest.mark.parametrize("axis", [1, -1])
+def test_softmax_f64_and_f16(dtype, axis):
+    """ONNX's Attention function body runs its softmax in softmax_precision's type."""
+    x = normal(3, 5, 7, dtype=dtype)
+    x[0, 1] = -np.inf
+    x[1, 2, 3] = -np.inf
+    model = make_model("Softmax", {"x": x}, ("x",), ["y"], dict(axis=axis), opset=13)
+    got, = cook_onnx.load(model).into_model().into_runnable().run([x])
+    wide = x.astype(np.float64)
+    with np.errstate(invalid="ignore"):           # the all -inf row gives NaNs
+        e = np.exp(wide - wide.max(axis=axis, keepdims=True))
+        want = (e / e.sum(axis=axis, keepdims=True)).astype(dtype)
+    assert got.dtype == dtype
+    rtol = 1e-3 if dtype == np.float16 else 1e-13
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=0)
