@@ -333,9 +333,20 @@ class RotaryEmbedding(Op):
     def output_facts(self, inputs):
         if len(inputs) != (4 if self.with_positions else 3):
             raise ShapeError("expects x, cos_cache, sin_cache (and position_ids)")
-        x = inputs[0]
+        x, cos, sin = inputs[:3]
         if x.rank not in (3, 4) or (x.rank == 3 and not self.num_heads):
             raise ShapeError(f"x {x} must be 4-D, or 3-D with num_heads")
+        head = x.shape[3] if x.rank == 4 else dims.div_exact(x.shape[2], self.num_heads)
+        if head is None:
+            raise ShapeError(f"x {x}: hidden size is not a multiple of {self.num_heads} heads")
+        rotary = self.rotary_dim or head
+        cache_rank = 2 if self.with_positions else 3
+        if cos.shape != sin.shape or cos.rank != cache_rank or \
+                (dims.is_concrete(rotary) and cos.shape[-1] != rotary // 2) or \
+                (self.with_positions and not inputs[3].datum_type.is_integer):
+            raise ShapeError(f"cos_cache {cos} and sin_cache {sin} must be "
+                             f"{cache_rank}-D with {rotary}/2 features (x {x}), position_ids "
+                             "integers")
         return [x.without_value()]
 
     def eval(self, inputs):
@@ -382,8 +393,6 @@ class RotaryEmbedding(Op):
         if fact.rank == 3:                         # [B, S, H·D] -> [B, S, H, D]
             batch, seq, hidden = fact.shape
             head = dims.div_exact(hidden, self.num_heads)
-            if head is None:
-                raise ShapeError(f"hidden size {hidden} is not a multiple of {self.num_heads} heads")
             x = plan("heads", Reshape((batch, seq, self.num_heads, head)), x)
             cos = plan("cos_heads", Unsqueeze([2]), cos)
             sin = plan("sin_heads", Unsqueeze([2]), sin)
@@ -427,6 +436,9 @@ def _compute_type(dtype):
     return datum.F32 if dtype.is_float and dtype.dtype.itemsize < 4 else dtype
 
 
+FOLD_LIMIT = 1 << 16      # items of the largest constant a lowering folds into the plan
+
+
 class _Lowering:
     """Wires the nodes of one decomposition through a Patch, named after the node.
 
@@ -450,7 +462,7 @@ class _Lowering:
         if x is None or isinstance(x, np.ndarray):
             return x
         value = self.patch.graph.const_value(x)
-        return x if value is None or value.size > (1 << 16) else np.asarray(value)
+        return x if value is None or value.size > FOLD_LIMIT else np.asarray(value)
 
     def outlet(self, what, x):
         if isinstance(x, np.ndarray):
@@ -463,7 +475,11 @@ class _Lowering:
 
     def __call__(self, what, op, *operands):
         if all(isinstance(x, np.ndarray) for x in operands):
-            return np.asarray(op.eval(list(operands))[0])
+            value = np.asarray(op.eval(list(operands))[0])
+            # a [S, T] mask of long sequences is built at run time from its iotas
+            # rather than stored in the plan
+            if value.size <= FOLD_LIMIT or any(x.size > FOLD_LIMIT for x in operands):
+                return value
         return self.wire(what, op, *operands)
 
     def cast(self, what, x, to):

@@ -340,3 +340,28 @@ def test_softmax_f64_and_f16(dtype, axis):
     assert got.dtype == dtype
     rtol = 1e-3 if dtype == np.float16 else 1e-13
     np.testing.assert_allclose(got, want, rtol=rtol, atol=0)
+
+
+def test_rotary_bad_caches_are_refused():
+    cos, sin = caches(8, 3)
+    inputs = {"X": normal(1, 2, 3, 8), "cos_cache": cos, "sin_cache": sin,
+              "position_ids": np.zeros((1, 3), np.int64)}
+    with pytest.raises(CookError, match="features"):           # head 8 wants 4 features
+        cook_onnx.load(rotary_model(inputs)).into_model()
+    inputs["X"] = normal(1, 3, 14)
+    with pytest.raises(CookError, match="multiple of 4 heads"):
+        cook_onnx.load(rotary_model(inputs, num_heads=4)).into_model()
+
+
+def test_long_causal_mask_is_built_at_run_time():
+    """A causal mask over long known lengths is computed from iotas in the plan, not
+    stored as a [S, T] constant."""
+    inputs = qkv(1, 1, 1, 300, 300, 2)
+    model = attention_model(inputs, is_causal=1)
+    typed = cook_onnx.load(model).into_model()
+    plan = cook_nnef.to_tar_bytes(typed)
+    assert len(plan) < 40_000 and "le(" in plan_text(typed)
+    check(model, inputs, typed=typed)
+    small = qkv(1, 1, 1, 30, 30, 2)
+    assert "le(" not in plan_text(cook_onnx.load(attention_model(small, is_causal=1))
+                                  .into_model())
