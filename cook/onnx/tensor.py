@@ -477,7 +477,7 @@ def nll_loss(ctx):
     return [loss, log_prob]
 
 
-@translator("Attention", opsets="23+", cook_only=True,
+@translator("Attention", opsets="23+",
             notes="3-D/4-D, masks, causal, KV cache, GQA, softcap, qk output modes, "
                   "sliding windows")
 def attention(ctx):
@@ -538,7 +538,7 @@ def bit_cast(ctx):
     return [ctx.wire(BitCast(to), [ctx.input(0)])]
 
 
-@translator("RotaryEmbedding", opsets="23+", cook_only=True,
+@translator("RotaryEmbedding", opsets="23+",
             notes="3-D (with num_heads) or 4-D input, interleaved or halves, partial "
                   "rotary_embedding_dim, optional position_ids")
 def rotary_embedding(ctx):

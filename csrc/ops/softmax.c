@@ -5,12 +5,16 @@
  * The index space splits in two: the kept dims pick a group, the reduced dims walk
  * its members. Each group takes three passes over its members: max, exp and sum,
  * scale. When the only axis is the last one, members are contiguous.
+ *
+ * f32 and f64 compute in their type; f16 is read as f32 and each result rounded once
+ * (its exp is computed again in the last pass rather than stored at half precision).
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/attr.h"
+#include "core/half.h"
 #include "core/op.h"
 #include "core/shape.h"
 #include "ops/nd.h"
@@ -41,20 +45,22 @@ static ember_status softmax_infer(ember_node *node, const ember_value *const *in
 {
     softmax_attributes *a = node->attributes;
     const ember_value *x = inputs[0];
-    if (x->datum_type != EMBER_F32)
-        return ember_node_error(node, EMBER_ERROR_UNSUPPORTED, "softmax computes in f32, got %s",
+    if (x->datum_type != EMBER_F32 && x->datum_type != EMBER_F64 && x->datum_type != EMBER_F16)
+        return ember_node_error(node, EMBER_ERROR_UNSUPPORTED,
+                                "softmax takes f32, f64 or f16, got %s",
                                 ember_datum_type_name(x->datum_type));
     ember_status status = ember_attr_axes(node, "axes", a->axes, a->axis_count, x->rank, 1);
     if (status != EMBER_OK)
         return status;
-    output->datum_type = EMBER_F32;
+    output->datum_type = x->datum_type;
     output->rank = x->rank;
     memcpy(output->shape, x->shape, sizeof output->shape);
     return EMBER_OK;
 }
 
 /* One group: its members are at offsets walked by `members`, from `base`. */
-static void softmax_group(const float *in, float *out, int64_t base, const ember_nd_iter *members)
+static void softmax_group_f32(const float *in, float *out, int64_t base,
+                              const ember_nd_iter *members)
 {
     ember_nd_iter it = *members;
     float max = -INFINITY;
@@ -74,6 +80,51 @@ static void softmax_group(const float *in, float *out, int64_t base, const ember
     do
         out[base + it.offset[0]] *= scale;
     while (ember_nd_iter_next(&it));
+}
+
+static void softmax_group_f64(const double *in, double *out, int64_t base,
+                              const ember_nd_iter *members)
+{
+    ember_nd_iter it = *members;
+    double max = -INFINITY;
+    do {
+        const double v = in[base + it.offset[0]];
+        max = v > max ? v : max;
+    } while (ember_nd_iter_next(&it));
+    double sum = 0.0;
+    it = *members;
+    do {
+        const double e = exp(in[base + it.offset[0]] - max);
+        out[base + it.offset[0]] = e;
+        sum += e;
+    } while (ember_nd_iter_next(&it));
+    const double scale = 1.0 / sum;
+    it = *members;
+    do
+        out[base + it.offset[0]] *= scale;
+    while (ember_nd_iter_next(&it));
+}
+
+static void softmax_group_f16(const uint16_t *in, uint16_t *out, int64_t base,
+                              const ember_nd_iter *members)
+{
+    ember_nd_iter it = *members;
+    float max = -INFINITY;
+    do {
+        const float v = ember_f16_to_f32(in[base + it.offset[0]]);
+        max = v > max ? v : max;
+    } while (ember_nd_iter_next(&it));
+    float sum = 0.0f;
+    it = *members;
+    do
+        sum += expf(ember_f16_to_f32(in[base + it.offset[0]]) - max);
+    while (ember_nd_iter_next(&it));
+    const float scale = 1.0f / sum;
+    it = *members;
+    do {
+        const float e = expf(ember_f16_to_f32(in[base + it.offset[0]]) - max);
+        out[base + it.offset[0]] = ember_f32_to_f16(e * scale);
+    } while (ember_nd_iter_next(&it));
 }
 
 static void softmax_run(const ember_node *node, void *prepared, const ember_op_io *io)
@@ -103,9 +154,14 @@ static void softmax_run(const ember_node *node, void *prepared, const ember_op_i
     ember_nd_iter members, groups;
     ember_nd_iter_init(&members, members_rank, member_dims, member_strides, NULL);
     ember_nd_iter_init(&groups, groups_rank, group_dims, group_strides, NULL);
-    do
-        softmax_group(x->data, io->output->data, groups.offset[0], &members);
-    while (ember_nd_iter_next(&groups));
+    do {
+        if (x->datum_type == EMBER_F64)
+            softmax_group_f64(x->data, io->output->data, groups.offset[0], &members);
+        else if (x->datum_type == EMBER_F16)
+            softmax_group_f16(x->data, io->output->data, groups.offset[0], &members);
+        else
+            softmax_group_f32(x->data, io->output->data, groups.offset[0], &members);
+    } while (ember_nd_iter_next(&groups));
 }
 
 static const ember_op_param softmax_params[] = {
