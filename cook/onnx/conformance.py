@@ -122,6 +122,25 @@ def _short(text, limit=160):
 
 ENGINES = ("reference", "c")
 
+# The short list: what the C runtime may fail of the tests the reference passes, each
+# class with its reason. A pattern matches the failure message of the run through C.
+C_SHORT_LIST = (
+    (r"unsupported datum_type|cannot cast to|of type bfloat16|"
+     r"(quantizing to|dequantizing) (f8|f4|i4|u4|i2|u2)",
+     "narrow datum types (bf16, float8, float4, int4/uint4, int2/uint2): not among the C "
+     "runtime's types (f16, f32, f64, i8…i64, u8…u64, bool)"),
+    (r"\((Scan|Loop|If|LSTM|GRU|RNN)\)", "recurrent ops and control flow: the next issue"),
+)
+
+
+def c_short_list_reason(failure):
+    """The short list's reason for a failure through C, or None."""
+    for pattern, reason in C_SHORT_LIST:
+        if re.search(pattern, failure):
+            return reason
+    return None
+
+
 
 def run_case(case, engine="reference"):
     """(passed, reason) of one case through `engine`: "reference" (cook + run_reference)

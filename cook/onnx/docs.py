@@ -54,9 +54,10 @@ def summary(results):
             "models": count(models)}
 
 
-def render(results, c_passing=None):
+def render(results, c_passing=None, c_short_list=None):
     """The page; `c_passing` (names of the tests that pass through the C runtime, from
-    the committed C ledger) adds the C-runtime column."""
+    the committed C ledger) adds the C-runtime column, and `c_short_list` ({name: reason}
+    of the tests C may fail) sorts those it fails."""
     lines = [HEADER.format(rtol=conformance.DEFAULT_RTOL, atol=conformance.DEFAULT_ATOL)]
     counts = summary(results)
     c_passing = set(c_passing or ())
@@ -123,12 +124,21 @@ def render(results, c_passing=None):
     for op, names in sorted(unsupported.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         lines.append(f"| {op} | {len(names)} |")
     lines.append("")
-    reference_only = defaultdict(list)
+    c_short_list = c_short_list or {}
+    excused, reference_only = defaultdict(list), defaultdict(list)
     for result in results:
         if result.passed and result.name not in c_passing:
-            reference_only[result.op_type].append(result.name)
-    lines += ["## Passing in the reference, not yet through the C runtime", "",
-              f"{sum(len(v) for v in reference_only.values())} tests, by op:", ""]
+            if result.name in c_short_list:
+                excused[c_short_list[result.name]].append(result.name)
+            else:
+                reference_only[result.op_type].append(result.name)
+    lines += ["## Passing in the reference, not through the C runtime", "",
+              f"On the short list, by reason: {sum(len(v) for v in excused.values())} tests.",
+              ""]
+    for reason, names in sorted(excused.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        lines.append(f"- **{reason}** ({len(names)}): " + ", ".join(sorted(names)))
+    lines += ["", f"Not yet, by op: {sum(len(v) for v in reference_only.values())} tests.",
+              ""]
     for op, names in sorted(reference_only.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         lines.append(f"- **{op}** ({len(names)}): " + ", ".join(sorted(names)))
     lines.append("")
@@ -136,19 +146,29 @@ def render(results, c_passing=None):
 
 
 def main():
-    print(render(conformance.run_all(), read_c_ledger()), end="")
+    print(render(conformance.run_all(), read_c_ledger(), read_c_short_list()), end="")
+
+
+def _ledger_rows(path, name):
+    """The rows of a committed ledger file (tests/cook/<name> when run from the source
+    tree) split at tabs, or none."""
+    import os
+    path = path or os.path.join(os.path.dirname(__file__), "..", "..", "tests", "cook", name)
+    if not os.path.exists(path):
+        return []
+    with open(path) as handle:
+        return [line.rstrip("\n").split("\t") for line in handle
+                if line.strip() and not line.startswith("#")]
 
 
 def read_c_ledger(path=None):
-    """Names listed in the committed C ledger (tests/cook/conformance_passing_c.txt when
-    run from the source tree), or an empty set."""
-    import os
-    path = path or os.path.join(os.path.dirname(__file__), "..", "..", "tests", "cook",
-                                "conformance_passing_c.txt")
-    if not os.path.exists(path):
-        return set()
-    with open(path) as handle:
-        return {line.strip() for line in handle if line.strip() and not line.startswith("#")}
+    """Names listed in the committed C ledger, or an empty set."""
+    return {row[0].strip() for row in _ledger_rows(path, "conformance_passing_c.txt")}
+
+
+def read_c_short_list(path=None):
+    """{name: reason} of the committed short list of tests C may fail, or {}."""
+    return {row[0]: row[1] for row in _ledger_rows(path, "conformance_short_list_c.txt")}
 
 
 if __name__ == "__main__":
