@@ -332,18 +332,18 @@ def gather_elements(ctx):
     return [ctx.wire(GatherElements(ctx.attrs.int("axis", 0)), [ctx.input(0), ctx.input(1)])]
 
 
-@translator("GatherND", types="all", cook_only=True)
+@translator("GatherND", types="all")
 def gather_nd(ctx):
     return [ctx.wire(GatherND(ctx.attrs.int("batch_dims", 0)), [ctx.input(0), ctx.input(1)])]
 
 
-@translator("ScatterElements", "Scatter", types="all", cook_only=True)
+@translator("ScatterElements", "Scatter", types="all")
 def scatter_elements(ctx):
     op = ScatterElements(ctx.attrs.int("axis", 0), ctx.attrs.string("reduction", "none"))
     return [ctx.wire(op, [ctx.input(0), ctx.input(1), ctx.input(2)])]
 
 
-@translator("ScatterND", types="all", cook_only=True)
+@translator("ScatterND", types="all")
 def scatter_nd(ctx):
     op = ScatterND(ctx.attrs.string("reduction", "none"))
     return [ctx.wire(op, [ctx.input(0), ctx.input(1), ctx.input(2)])]

@@ -1,6 +1,7 @@
-"""Gathers and scatters by index tensors (cook-only, numpy reference): ONNX
-GatherElements, GatherND, ScatterElements, ScatterND. (Gather along one axis is in
-shape.py: declutter turns it into a Slice when it can.)"""
+"""Gathers and scatters by index tensors: ONNX GatherElements, GatherND, ScatterElements,
+ScatterND, written as tract's ops (csrc/ops/gather.c, scatter.c; a scatter's reduction
+is an ember attribute, written only when it is not "none"). (Gather along one axis is
+in shape.py: declutter turns it into a Slice when it can.)"""
 import numpy as np
 
 from .. import dims
@@ -77,6 +78,19 @@ class GatherND(Op):
         shape = indices.shape[:-1] + data.shape[b + indices.shape[-1]:]
         return [result.reshape(shape).astype(data.dtype)]
 
+    def nnef_write(self, writer, node):
+        data, indices = (writer.ident(o) for o in node.inputs)
+        writer.assign(node, f"tract_core_gather_nd({data}, {indices}, "
+                            f"batch_dims = {self.batch_dims})")
+
+    @staticmethod
+    def _read(reader, inv):
+        inputs = [reader.outlet(inv.arg(0)), reader.outlet(inv.arg(1))]
+        return reader.wire(inv, GatherND(inv.kwarg("batch_dims", 0)), inputs)
+
+
+GatherND.NNEF_READERS = {"tract_core_gather_nd": GatherND._read}
+
 
 _REDUCTIONS = {"none": None, "add": np.add, "mul": np.multiply, "max": np.maximum,
                "min": np.minimum}
@@ -109,6 +123,25 @@ class ScatterElements(Op):
                 function(out[target], updates[position])
         return [out]
 
+    def nnef_write(self, writer, node):
+        axis = normalize_axis(self.axis, writer.graph.fact(node.inputs[0]).rank)
+        writer.assign(node, f"tract_core_scatter_elements({_operands(writer, node)}, "
+                            f"axis = {axis}{_reduction(writer, self.reduction)})")
+
+    @staticmethod
+    def _read(reader, inv):
+        inputs = [reader.outlet(inv.arg(i)) for i in range(3)]
+        op = ScatterElements(inv.kwarg("axis", 0), inv.kwarg("reduction", "none"))
+        return reader.wire(inv, op, inputs)
+
+
+def _operands(writer, node):
+    return ", ".join(writer.ident(o) for o in node.inputs)
+
+
+def _reduction(writer, reduction):
+    return "" if reduction == "none" else f", reduction = {writer.fmt(reduction)}"
+
 
 class ScatterND(Op):
     name = "ScatterND"
@@ -130,3 +163,16 @@ class ScatterND(Op):
             out[target] = updates[position] if function is None else \
                 function(out[target], updates[position])
         return [out]
+
+    def nnef_write(self, writer, node):
+        writer.assign(node, f"tract_core_scatter_nd({_operands(writer, node)}"
+                            f"{_reduction(writer, self.reduction)})")
+
+    @staticmethod
+    def _read(reader, inv):
+        inputs = [reader.outlet(inv.arg(i)) for i in range(3)]
+        return reader.wire(inv, ScatterND(inv.kwarg("reduction", "none")), inputs)
+
+
+ScatterElements.NNEF_READERS = {"tract_core_scatter_elements": ScatterElements._read}
+ScatterND.NNEF_READERS = {"tract_core_scatter_nd": ScatterND._read}

@@ -56,6 +56,8 @@
     X(cast)                                                                                \
     /* tile.c, gather.c */                                                                 \
     X(broadcast) X(tile) X(gather) X(gather_elements)                                     \
+    /* scatter.c */                                                                        \
+    X(scatter_elements) X(scatter_nd) X(gather_nd)                                         \
     /* cumulative.c */                                                                     \
     X(cumsum) X(cumprod) X(topk)                                                           \
     /* loss.c */                                                                           \
