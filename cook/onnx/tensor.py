@@ -281,7 +281,7 @@ def trilu(ctx):
     return [ctx.wire(Trilu(ctx.attrs.int("upper", 1), k), [ctx.input(0)])]
 
 
-@translator("OneHot", types="numeric", cook_only=True,
+@translator("OneHot", types="numeric",
             notes="depth and values must be constants")
 def one_hot(ctx):
     values = np.asarray(ctx.const_input(2, "values")).reshape(-1)
@@ -595,13 +595,13 @@ def dynamic_quantize(ctx):
     return [node.outlet(i) for i in range(3)]
 
 
-@translator("Det", cook_only=True)
+@translator("Det")
 def det(ctx):
     from ..ops.tensor import Det
     return [ctx.wire(Det(), [ctx.input(0)])]
 
 
-@translator("ReverseSequence", types="all", cook_only=True)
+@translator("ReverseSequence", types="all")
 def reverse_sequence(ctx):
     from ..ops.tensor import ReverseSequence
     op = ReverseSequence(ctx.attrs.int("batch_axis", 1), ctx.attrs.int("time_axis", 0))

@@ -8,7 +8,7 @@ import numpy as np
 from .. import datum, dims
 from ..errors import ShapeError, UnsupportedOp
 from ..facts import Fact
-from .base import Op, expect_inputs, normalize_axis, operands, refuse_runtime_plan
+from .base import Op, expect_inputs, normalize_axis, operands
 
 
 def _scalar(value):
@@ -460,6 +460,33 @@ class OneHot(Op):
         on, off = np.asarray(self.on), np.asarray(self.off)
         return [np.where(hot, on, off).astype(on.dtype)]
 
+    def decompose(self, patch, name, inputs):
+        """select(unsqueeze(indices, axis) == classes, on, off), the indices taken to i64
+        and a negative one counted from the end first; any other index is off."""
+        from .elementwise import Binary, Where
+        from .shape import Cast, Unsqueeze
+        if self.from_inputs or not dims.is_concrete(self.depth):
+            return None                       # nnef_write then refuses it
+        depth = dims.to_int(self.depth)
+        x = patch.graph.fact(inputs[0])
+        axis = normalize_axis(self.axis, x.rank + 1)
+        wire = lambda what, op, ins: patch.wire1(f"{name}_{what}", op, ins)  # noqa: E731
+        indices = inputs[0] if x.datum_type is datum.I64 else wire("i64", Cast("i64"), inputs)
+        zero = patch.const(f"{name}_zero", np.array(0, np.int64))
+        negative = wire("negative", Binary("less"), [indices, zero])
+        shifted = wire("shifted", Binary("add"),
+                       [indices, patch.const(f"{name}_depth", np.array(depth, np.int64))])
+        wrapped = wire("wrapped", Where(), [negative, shifted, indices])
+        classes = np.arange(depth, dtype=np.int64).reshape((-1,) + (1,) * (x.rank - axis))
+        hot = wire("hot", Binary("equal"), [wire("expanded", Unsqueeze([axis]), [wrapped]),
+                                            patch.const(f"{name}_classes", classes)])
+        on, off = np.asarray(self.on), np.asarray(self.off)
+        return [patch.wire1(name, Where(), [hot, patch.const(f"{name}_on", on),
+                                            patch.const(f"{name}_off", off.astype(on.dtype))])]
+
+    def nnef_write(self, writer, node):
+        raise UnsupportedOp("OneHot of a depth known only at run time has no plan form")
+
 
 class Range(Op):
     """start, start + delta, … below limit (above, for a negative delta): ONNX Range of
@@ -703,6 +730,16 @@ class Det(Op):
     def eval(self, inputs):
         return [np.asarray(np.linalg.det(inputs[0].astype(np.float64))).astype(inputs[0].dtype)]
 
+    def nnef_write(self, writer, node):
+        writer.assign(node, f"ember_det({writer.ident(node.inputs[0])})")
+
+    @staticmethod
+    def _read(reader, inv):
+        return reader.wire(inv, Det(), [reader.outlet(inv.arg(0))])
+
+
+Det.NNEF_READERS = {"ember_det": Det._read}
+
 
 class ReverseSequence(Op):
     """Reverse the first lens[b] items along `time_axis` of each batch item b."""
@@ -728,3 +765,33 @@ class ReverseSequence(Op):
             time = self.time_axis - (self.time_axis > self.batch_axis)
             y[tuple(index)] = np.flip(source, axis=time)
         return [y]
+
+    def decompose(self, patch, name, inputs):
+        """gather_elements along the time axis at t' = t < len ? len - 1 - t : t, the
+        index built from an iota of the (known) time dim and the lengths."""
+        from .elementwise import Binary, Where
+        from .gather import GatherElements
+        from .shape import Cast, Unsqueeze
+        x = patch.graph.fact(inputs[0])
+        steps = x.shape[self.time_axis]
+        if not dims.is_concrete(steps):
+            return None                       # nnef_write then refuses it
+        wire = lambda what, op, ins: patch.wire1(f"{name}_{what}", op, ins)  # noqa: E731
+        shape = [1] * x.rank
+        shape[self.time_axis] = dims.to_int(steps)
+        t = patch.const(f"{name}_t", np.arange(dims.to_int(steps), dtype=np.int64).reshape(shape))
+        lens = inputs[1] if patch.graph.fact(inputs[1]).datum_type is datum.I64 else \
+            wire("lens_i64", Cast("i64"), [inputs[1]])
+        others = [a for a in range(x.rank) if a != self.batch_axis]
+        lens = wire("lens", Unsqueeze(others), [lens])            # [1…, B, 1…]
+        last = wire("last", Binary("sub"), [lens, patch.const(f"{name}_one",
+                                                              np.array(1, np.int64))])
+        mirrored = wire("mirrored", Binary("sub"), [last, t])
+        inside = wire("inside", Binary("less"), [t, lens])
+        index = wire("index", Where(), [inside, mirrored, t])
+        full = wire("full", Broadcast(x.shape), [index])
+        return [patch.wire1(name, GatherElements(self.time_axis), [inputs[0], full])]
+
+    def nnef_write(self, writer, node):
+        raise UnsupportedOp("ReverseSequence over a time axis of unknown length has no plan "
+                            "form")

@@ -58,6 +58,8 @@
     X(broadcast) X(tile) X(gather) X(gather_elements)                                     \
     /* scatter.c */                                                                        \
     X(scatter_elements) X(scatter_nd) X(gather_nd)                                         \
+    /* linalg.c */                                                                         \
+    X(det)                                                                                 \
     /* cumulative.c */                                                                     \
     X(cumsum) X(cumprod) X(topk)                                                           \
     /* loss.c */                                                                           \
