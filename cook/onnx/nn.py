@@ -156,7 +156,7 @@ def softmax(ctx):
     return [ctx.wire(Softmax(axes), [ctx.input(0)])]
 
 
-@translator("ConvTranspose", cook_only=True, notes="1D/2D/3D, groups, output_shape, auto_pad")
+@translator("ConvTranspose", notes="1D/2D/3D, groups, output_shape, auto_pad")
 def conv_transpose(ctx):
     x, w = ctx.fact(0), ctx.fact(1)
     spatial = x.rank - 2
@@ -175,17 +175,18 @@ def conv_transpose(ctx):
         output_shape = [dims.to_int(x.shape[2 + i]) * strides[i] for i in range(spatial)]
     padding = []
     for i in range(spatial):
-        full = strides[i] * (dims.to_int(x.shape[2 + i]) - 1) + output_padding[i] + \
-            (kernel[i] - 1) * dilations[i] + 1
         if output_shape is not None:
+            full = strides[i] * (dims.to_int(x.shape[2 + i]) - 1) + output_padding[i] + \
+                (kernel[i] - 1) * dilations[i] + 1
             total = full - output_shape[i]
             if total < 0:                 # a bigger output: zeros at the end
                 output_padding[i] -= total
                 total = 0
-            if auto_pad == "SAME_LOWER":
-                padding.append((total - total // 2, total // 2))
-            else:
+            # ONNX: SAME_UPPER puts the odd one at the end, anything else at the start
+            if auto_pad == "SAME_UPPER":
                 padding.append((total // 2, total - total // 2))
+            else:
+                padding.append((total - total // 2, total // 2))
         elif auto_pad == "VALID":
             padding.append((0, 0))
         else:

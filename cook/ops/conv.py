@@ -6,7 +6,7 @@ Inputs: x [N, C, s…], filter [O, C/groups, k…], optional bias [O]. Padding i
 import numpy as np
 
 from .. import dims
-from ..errors import BadAttribute, ShapeError
+from ..errors import BadAttribute, ShapeError, UnsupportedOp
 from ..facts import Fact
 from .base import Op, expect_inputs
 
@@ -159,9 +159,15 @@ Conv.NNEF_READERS = {"conv": Conv._read}
 
 
 class ConvTranspose(Op):
-    """Transposed convolution (cook-only). x [N, C, s…], filter [C, O/groups, k…],
-    optional bias [O]; `padding` crops (before, after) the full output, and
-    `output_padding` extends its end."""
+    """Transposed convolution. x [N, C, s…], filter [C, O/groups, k…], optional bias
+    [O]; `padding` crops (before, after) the full output, and `output_padding` extends
+    its end.
+
+    The plan has it as a convolution (`decompose`): the input with stride - 1 zeros
+    between its items, padded by (k - 1)·d, convolved at stride 1 with the filter's
+    channels swapped per group and its taps reversed. It multiplies the inserted zeros
+    too (stride^spatial times the work of a direct transposed convolution), through the
+    runtime's GEMM convolution."""
 
     name = "ConvTranspose"
 
@@ -217,3 +223,67 @@ class ConvTranspose(Op):
         if len(inputs) == 3:
             y = y + inputs[2].reshape((1, -1) + (1,) * spatial)
         return [np.ascontiguousarray(y, dtype=x.dtype)]
+
+    def decompose(self, patch, name, inputs):
+        from .shape import Reshape, Slice, Unsqueeze
+        from .tensor import Pad
+        x = patch.graph.fact(inputs[0])
+        spatial = x.rank - 2
+        wire = lambda what, op, ins: patch.wire1(f"{name}_{what}", op, ins)  # noqa: E731
+        weights = self._conv_filter(patch, name, inputs[1], wire)
+        if weights is None:
+            return None                       # nnef_write then refuses it
+        kernel = patch.graph.fact(inputs[1]).shape[2:]
+        y = inputs[0]
+        if any(s > 1 for s in self.strides):
+            # [N, C, L…] → [N, C, L, 1, …] → pad to [N, C, L, s, …] → [N, C, L·s, …]
+            axes = [3 + 2 * i for i in range(spatial)]
+            y = wire("spread", Unsqueeze(axes), [y])
+            pads = [(0, 0)] * 2 + [p for s in self.strides for p in ((0, 0), (0, s - 1))]
+            y = wire("zeros", Pad(pads), [y])
+            shape = list(x.shape[:2]) + [dims.mul(x.shape[2 + i], s)
+                                         for i, s in enumerate(self.strides)]
+            y = wire("upsampled", Reshape(shape), [y])
+        # Conv padding: (k - 1)·d each side, less the crop; the spread left s - 1 zeros
+        # at each end, and output_padding adds positions at the end.
+        padding, crops = [], []
+        for i in range(spatial):
+            full = (kernel[i] - 1) * self.dilations[i]
+            before = full - self.padding[i][0]
+            after = full - self.padding[i][1] + self.output_padding[i] - (self.strides[i] - 1)
+            crops.append((max(-before, 0), max(-after, 0)))
+            padding.append((max(before, 0), max(after, 0)))
+        if any(b or a for b, a in crops):
+            shape = patch.graph.fact(y).shape
+            axes = [2 + i for i, (b, a) in enumerate(crops) if b or a]
+            y = wire("cropped", Slice(axes, [crops[a - 2][0] for a in axes],
+                                      [dims.sub(shape[a], crops[a - 2][1]) for a in axes]), [y])
+        conv = Conv([1] * spatial, self.dilations, padding, self.groups)
+        return [patch.wire1(name, conv, [y, weights] + list(inputs[2:]))]
+
+    def _conv_filter(self, patch, name, filter_, wire):
+        """The filter [C, O/g, k…] as a convolution's [O, C/g, k…] with reversed taps: a
+        constant, or plan ops for one a run computes (None when the kernel is unknown)."""
+        from .shape import Reshape, Slice, Transpose
+        g = self.groups
+        w = patch.graph.const_value(filter_)
+        if w is not None:
+            swapped = w.reshape((g, w.shape[0] // g) + w.shape[1:]).swapaxes(1, 2)
+            swapped = swapped.reshape((-1, w.shape[0] // g) + w.shape[2:])
+            flipped = np.flip(swapped, axis=tuple(range(2, w.ndim)))
+            return patch.const(f"{name}_filter", np.ascontiguousarray(flipped))
+        shape = patch.graph.fact(filter_).shape
+        if not all(dims.is_concrete(d) for d in shape):
+            return None
+        c, og, kernel = shape[0], shape[1], list(shape[2:])
+        rank = len(shape)
+        grouped = wire("filter_groups", Reshape([g, c // g, og] + kernel), [filter_])
+        swapped = wire("filter_swapped", Transpose([0, 2, 1] + list(range(3, rank + 1))),
+                       [grouped])
+        merged = wire("filter_merged", Reshape([g * og, c // g] + kernel), [swapped])
+        axes = list(range(2, rank))
+        return wire("filter", Slice(axes, [k - 1 for k in kernel], [-1] * len(kernel),
+                                    [-1] * len(kernel)), [merged])
+
+    def nnef_write(self, writer, node):
+        raise UnsupportedOp("ConvTranspose of a filter of unknown shape has no plan form")

@@ -321,12 +321,16 @@ class Slice(Op):
     def nnef_write(self, writer, node):
         if self.from_inputs:
             return self._write_at_run_time(writer, node)
-        if any(s < 0 for s in self.steps):
-            raise UnsupportedOp("slice with a negative step has no plan form yet")
         x = writer.ident(node.inputs[0])
+        shape = writer.graph.fact(node.inputs[0]).shape
+        # Walking backwards, the resolved end -1 is "past the first item"; the plan reads
+        # a negative bound from the end, so it gets one below -dim (which clamps there).
+        ends = [(-1 - shape[axis] if dims.is_concrete(shape[axis]) else -2**31)
+                if step < 0 and dims.is_concrete(end) and end < 0 else end
+                for axis, end, step in zip(self.axes, self.ends, self.steps)]
         fmt = writer.fmt
         writer.assign(node, f"slice({x}, axes = {fmt(list(self.axes))}, "
-                            f"begin = {fmt(list(self.begins))}, end = {fmt(list(self.ends))}, "
+                            f"begin = {fmt(list(self.begins))}, end = {fmt(ends)}, "
                             f"stride = {fmt(list(self.steps))})")
 
     def _write_at_run_time(self, writer, node):
