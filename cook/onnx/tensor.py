@@ -12,7 +12,8 @@ from ..ops.reduce import Reduce, ReduceAxesInput
 from ..ops.shape import Cast, Gather, Reshape, Slice, Squeeze, Transpose
 from ..ops.gather import GatherElements, GatherND, ScatterElements, ScatterND
 from ..ops.quant import Dequantize, IntegerMatMul, Quantize
-from ..ops.tensor import (ArgReduce, Broadcast, CumSum, Einsum, Hardmax, LogSoftmax, OneHot,
+from ..ops.einsum import Einsum
+from ..ops.tensor import (ArgReduce, Broadcast, CumSum, Hardmax, LogSoftmax, OneHot,
                           Pad, Range, Tile, TopK, Trilu, range_values)
 from .registry import translator
 
@@ -349,7 +350,7 @@ def scatter_nd(ctx):
     return [ctx.wire(op, [ctx.input(0), ctx.input(1), ctx.input(2)])]
 
 
-@translator("Einsum", types="numeric", cook_only=True)
+@translator("Einsum", types="numeric", notes="concrete shapes")
 def einsum(ctx):
     op = Einsum(ctx.attrs.string("equation", required=True))
     return [ctx.wire(op, [o for o in ctx.inputs if o is not None])]

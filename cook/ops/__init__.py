@@ -16,7 +16,8 @@ from .source import Const, Source
 from .gather import GatherElements, GatherND, ScatterElements, ScatterND
 from .quant import (BitCast, ConvInteger, Dequantize, DynamicQuantize, IntegerMatMul,
                     QLinearConv, QLinearMatMul, Quantize)
-from .tensor import (ArgReduce, Broadcast, CumSum, Det, Dft, Einsum, Hardmax, LogSoftmax,
+from .einsum import Einsum
+from .tensor import (ArgReduce, Broadcast, CumSum, Det, Dft, Hardmax, LogSoftmax,
                      NllLoss, OneHot, Pad, ReverseSequence, Tile, TopK, Trilu)
 
 ALL_OPS = (Source, Const, Unary, Clamp, Binary, Conv, MaxPool, AvgPool, Reduce, Softmax, Lrn,

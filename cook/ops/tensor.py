@@ -601,29 +601,6 @@ class Hardmax(Op):
         return [patch.wire1(name, Cast(fact.datum_type.name), [hit])]
 
 
-class Einsum(Op):
-    name = "Einsum"
-
-    def __init__(self, equation):
-        self.equation = equation.replace(" ", "")
-
-    def output_facts(self, inputs):
-        # typed by evaluating on zero-strided dummies of the right shapes
-        if not all(all(dims.is_concrete(d) for d in f.shape) for f in inputs):
-            raise ShapeError("einsum on symbolic shapes is not supported yet")
-        dummies = [np.broadcast_to(np.zeros((), f.dtype if f.dtype.kind != "V" else np.float64),
-                                   f.shape) for f in inputs]
-        try:
-            shape = np.einsum(self.equation, *dummies).shape
-        except ValueError as error:
-            raise ShapeError(f"einsum {self.equation!r}: {error}") from None
-        return [Fact(inputs[0].datum_type, shape)]
-
-    def eval(self, inputs):
-        wide = [x.astype(np.float64) if x.dtype.kind == "V" else x for x in inputs]
-        return [np.asarray(np.einsum(self.equation, *wide)).astype(inputs[0].dtype)]
-
-
 class NllLoss(Op):
     """Negative log-likelihood loss: -input[n, target[n, d…], d…] · weight[target], ignored
     targets count 0; reduction none, sum or mean (weighted)."""
