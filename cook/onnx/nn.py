@@ -241,7 +241,7 @@ def recurrent(ctx):
     return outlets[:max(len(ctx.onnx.proto.output), 1)]
 
 
-@translator("Resize", "Upsample", cook_only=True, types="numeric",
+@translator("Resize", "Upsample", types="numeric",
             notes="nearest/linear/cubic, every coordinate transformation, axes, "
                   "keep_aspect_ratio_policy; no antialias; roi must be a constant; scales "
                   "or sizes known only at run time type as fresh symbols")

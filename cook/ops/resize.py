@@ -1,15 +1,17 @@
-"""Resize (ONNX Resize and Upsample) and GridSample: cook-only, interpolation in numpy.
+"""Resize (ONNX Resize and Upsample) and GridSample (cook-only), interpolation in numpy.
 
 Each resized axis maps output coordinates to input coordinates (the coordinate
 transformation mode), then takes the nearest item, a linear blend of 2, or a cubic blend
 of 4 (edge items repeated; `exclude_outside` drops and renormalises outside taps).
+With known sizes Resize is written as plan ops (`decompose`), axis by axis from the same
+tables: a gather of the taps' items, times their weights, summed.
 """
 import math
 
 import numpy as np
 
 from .. import dims
-from ..errors import ShapeError
+from ..errors import ShapeError, UnsupportedOp
 from ..facts import Fact
 from .base import Op, expect_inputs, operands
 
@@ -148,6 +150,69 @@ class Resize(Op):
         if x.dtype.kind in "iu":
             y = np.rint(y)
         return [y.astype(x.dtype)]
+
+    def decompose(self, patch, name, inputs):
+        return _decompose_resize(self, patch, name, inputs)
+
+    def nnef_write(self, writer, node):
+        raise UnsupportedOp("Resize of sizes known only at run time has no plan form yet")
+
+
+def _decompose_resize(op, patch, name, inputs):
+    """Per resized axis: gather the taps (constant indices), weigh and sum them (constant
+    weights; nearest is the gather alone), and for tf_crop_and_resize select the
+    extrapolation value outside. Floats other than f32 and integers blend in f64; an
+    integer result is rounded half to even, as the reference does."""
+    from .elementwise import Binary, Unary, Where
+    from .reduce import Reduce
+    from .shape import Cast, Gather, Reshape, Squeeze
+    x = patch.graph.fact(inputs[0])
+    shape = [d for d in x.shape]
+    if op.from_inputs or not all(dims.is_concrete(d) for d in shape + list(op.out_shape)):
+        return None                                  # nnef_write then refuses it
+    shape = [dims.to_int(d) for d in shape]
+    wire = lambda what, o, ins: patch.wire1(f"{name}_{what}", o, ins)  # noqa: E731
+    blend = op.mode != "nearest" or op.transform == "tf_crop_and_resize"
+    work = "f32" if x.datum_type.name == "f32" else "f64"
+    y = inputs[0]
+    if blend and x.datum_type.name != work:
+        y = wire("wide", Cast(work), [y])
+    dtype = np.float32 if work == "f32" else np.float64
+    for axis, (size_in, size_out) in enumerate(zip(shape, op.out_shape)):
+        size_out = dims.to_int(size_out)
+        if size_in == size_out and op.scales[axis] == 1.0 and \
+                op.transform != "tf_crop_and_resize":
+            continue
+        coords = op._coordinates(axis, size_in, size_out)
+        index, weights = op._taps(coords, size_in)
+        taps = index.shape[1]
+        y = wire(f"taps{axis}", Gather(axis), [y, patch.const(f"{name}_index{axis}",
+                                                              index.reshape(-1))])
+        if op.mode != "nearest":
+            shape[axis:axis + 1] = [size_out, taps]
+            y = wire(f"split{axis}", Reshape(list(shape)), [y])
+            w_shape = [1] * len(shape)
+            w_shape[axis:axis + 2] = [size_out, taps]
+            y = wire(f"weighed{axis}", Binary("mul"),
+                     [y, patch.const(f"{name}_weights{axis}", weights.reshape(w_shape)
+                                     .astype(dtype))])
+            y = wire(f"summed{axis}", Reduce("sum", [axis + 1]), [y])
+            y = wire(f"blended{axis}", Squeeze([axis + 1]), [y])
+            del shape[axis + 1]
+        shape[axis] = size_out
+        if op.transform == "tf_crop_and_resize":
+            outside = (coords < 0) | (coords > size_in - 1)
+            m_shape = [1] * len(shape)
+            m_shape[axis] = size_out
+            y = wire(f"extrapolated{axis}", Where(),
+                     [patch.const(f"{name}_outside{axis}", outside.reshape(m_shape)),
+                      patch.const(f"{name}_extrapolation{axis}",
+                                  np.array(op.extrapolation, dtype)), y])
+    if blend and x.datum_type.name != work:
+        if x.datum_type.is_integer:
+            y = wire("rounded", Unary("round"), [y])
+        y = wire("narrow", Cast(x.datum_type.name), [y])
+    return [patch.wire1(name, Unary("copy"), [y])]
 
 
 def output_size(size_in, scale):
