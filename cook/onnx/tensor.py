@@ -13,8 +13,9 @@ from ..ops.shape import Cast, Gather, Reshape, Slice, Squeeze, Transpose
 from ..ops.gather import GatherElements, GatherND, ScatterElements, ScatterND
 from ..ops.quant import Dequantize, IntegerMatMul, Quantize
 from ..ops.einsum import Einsum
-from ..ops.tensor import (ArgReduce, Broadcast, CumSum, Hardmax, LogSoftmax, OneHot,
-                          Pad, Range, Tile, TopK, Trilu, range_values)
+from ..ops.gather import OneHot
+from ..ops.tensor import (ArgReduce, Broadcast, CumSum, Hardmax, LogSoftmax, Pad, Range,
+                          Tile, TopK, Trilu, range_values)
 from .registry import translator
 
 
@@ -552,10 +553,10 @@ def rotary_embedding(ctx):
     return [ctx.wire(op, inputs)]
 
 
-@translator("DFT", opsets="17+", cook_only=True,
+@translator("DFT", opsets="17+",
             notes="dft_length and axis must be constants")
 def dft(ctx):
-    from ..ops.tensor import Dft
+    from ..ops.linalg import Dft
     length = _ints(ctx, 1, "dft_length")[0] if ctx.has_input(1) else None
     if ctx.opset >= 20:
         axis = _ints(ctx, 2, "axis")[0] if ctx.has_input(2) else -2
@@ -598,12 +599,12 @@ def dynamic_quantize(ctx):
 
 @translator("Det")
 def det(ctx):
-    from ..ops.tensor import Det
+    from ..ops.linalg import Det
     return [ctx.wire(Det(), [ctx.input(0)])]
 
 
 @translator("ReverseSequence", types="all")
 def reverse_sequence(ctx):
-    from ..ops.tensor import ReverseSequence
+    from ..ops.gather import ReverseSequence
     op = ReverseSequence(ctx.attrs.int("batch_axis", 1), ctx.attrs.int("time_axis", 0))
     return [ctx.wire(op, [ctx.input(0), ctx.input(1)])]

@@ -13,12 +13,14 @@ from .recurrent import Recurrent
 from .resize import GridSample, Resize
 from .scan import Scan
 from .source import Const, Source
-from .gather import GatherElements, GatherND, ScatterElements, ScatterND
+from .gather import (GatherElements, GatherND, OneHot, ReverseSequence, ScatterElements,
+                     ScatterND)
 from .quant import (BitCast, ConvInteger, Dequantize, DynamicQuantize, IntegerMatMul,
                     QLinearConv, QLinearMatMul, Quantize)
 from .einsum import Einsum
-from .tensor import (ArgReduce, Broadcast, CumSum, Det, Dft, Hardmax, LogSoftmax,
-                     NllLoss, OneHot, Pad, ReverseSequence, Tile, TopK, Trilu)
+from .linalg import Det, Dft
+from .tensor import (ArgReduce, Broadcast, CumSum, Hardmax, LogSoftmax, NllLoss, Pad, Tile,
+                     TopK, Trilu)
 
 ALL_OPS = (Source, Const, Unary, Clamp, Binary, Conv, MaxPool, AvgPool, Reduce, Softmax, Lrn,
            BatchNorm, MatMul, Reshape, Transpose, Concat, Squeeze, Unsqueeze, Slice, Gather,
