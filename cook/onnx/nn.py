@@ -350,7 +350,7 @@ def conv_integer(ctx):
     return [ctx.wire(ConvInteger(strides, dilations, padding, group), inputs)]
 
 
-@translator("GridSample", opsets="16+", cook_only=True,
+@translator("GridSample", opsets="16+",
             notes="nearest/linear/cubic, zeros/border/reflection padding, N-d (opset 20)")
 def grid_sample(ctx):
     from ..ops.resize import GridSample

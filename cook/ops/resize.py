@@ -1,4 +1,5 @@
-"""Resize (ONNX Resize and Upsample) and GridSample (cook-only), interpolation in numpy.
+"""Resize (ONNX Resize and Upsample) and GridSample (ember_grid_sample in C), interpolation
+in numpy.
 
 Each resized axis maps output coordinates to input coordinates (the coordinate
 transformation mode), then takes the nearest item, a linear blend of 2, or a cubic blend
@@ -268,13 +269,14 @@ class GridSample(Op):
         return (0.0, size - 1.0) if self.align_corners else (-0.5, size - 0.5)
 
     def _fix_index(self, index, size):
-        """(index inside the input, valid mask) of integer taps under the padding mode."""
+        """(index inside the input, valid mask) of integer taps under the padding mode: a
+        reflected tap is clipped and truncated, as onnxruntime and PyTorch do."""
         valid = (index >= 0) & (index < size)
         if self.padding == "zeros":
             return np.clip(index, 0, size - 1), valid
         if self.padding == "reflection":
             index = _reflect(index.astype(np.float64), *self._bounds(size))
-            index = np.round(index)
+            index = np.trunc(np.clip(index, 0, size - 1))
         return np.clip(index, 0, size - 1), np.ones_like(valid)
 
     def eval(self, inputs):
@@ -290,9 +292,10 @@ class GridSample(Op):
                 coord = (g + 1) / 2 * (size - 1)
             else:
                 coord = ((g + 1) * size - 1) / 2
-            if self.padding == "border":
+            # cubic pads its taps, not the coordinate (onnxruntime's and PyTorch's rule)
+            if self.padding == "border" and self.mode != "cubic":
                 coord = np.clip(coord, 0, size - 1)
-            elif self.padding == "reflection":
+            elif self.padding == "reflection" and self.mode != "cubic":
                 coord = np.clip(_reflect(coord, *self._bounds(size)), 0, size - 1)
             if self.mode == "nearest":
                 taps = [(np.rint(coord), np.ones_like(coord))]
@@ -325,3 +328,18 @@ class GridSample(Op):
             values = np.moveaxis(xs, 1, -1)[(batch,) + tuple(indices)]
             out = out + values * weight[..., None]
         return [np.moveaxis(np.asarray(out), -1, 1).astype(x.dtype)]
+
+    def nnef_write(self, writer, node):
+        x, grid = (writer.ident(o) for o in node.inputs)
+        writer.assign(node, f"ember_grid_sample({x}, {grid}, mode = {writer.fmt(self.mode)}, "
+                            f"padding = {writer.fmt(self.padding)}, "
+                            f"align_corners = {writer.fmt(self.align_corners)})")
+
+    @staticmethod
+    def _read(reader, inv):
+        op = GridSample(inv.kwarg("mode", "linear"), inv.kwarg("padding", "zeros"),
+                        inv.kwarg("align_corners", False))
+        return reader.wire(inv, op, [reader.outlet(inv.arg(0)), reader.outlet(inv.arg(1))])
+
+
+GridSample.NNEF_READERS = {"ember_grid_sample": GridSample._read}

@@ -60,6 +60,8 @@
     X(scatter_elements) X(scatter_nd) X(gather_nd)                                         \
     /* linalg.c */                                                                         \
     X(det)                                                                                 \
+    /* grid_sample.c */                                                                    \
+    X(grid_sample)                                                                         \
     /* cumulative.c */                                                                     \
     X(cumsum) X(cumprod) X(topk)                                                           \
     /* loss.c */                                                                           \
