@@ -155,8 +155,9 @@ static void pad_run(const ember_node *node, void *prepared, const ember_op_io *i
         for (int d = 0; d < last && !constant; d++) {
             const int64_t s = source(a->border, index[d], a->before[d], x->shape[d]);
             constant = s < 0;
-            offset += s * in_strides[d];
+            offset += constant ? 0 : s * in_strides[d];
         }
+        /* (a constant row reads nothing: `in` then stays at the start of the input) */
         const uint8_t *in = (const uint8_t *)x->data + (size_t)offset * size;
         for (int64_t c = 0; c < row; c++) {
             const int64_t s = constant ? -1 : source(a->border, c, a->before[last], in_row);
