@@ -286,7 +286,7 @@ def lower_to_plan_ops(graph):
 # Ops whose C kernels compute in f32 only, and the other types they take exactly through
 # f32: f16 widens and rounds back (what "computed in f32 where there is no f16 kernel"
 # means), and max pooling's small integers convert both ways without loss.
-F32_KERNELS = {"Conv": {"f16"}, "MatMul": {"f16"}, "Lrn": {"f16"},
+F32_KERNELS = {"Conv": {"f16"}, "MatMul": {"f16"}, "Lrn": {"f16"}, "Recurrent": {"f16", "f64"},
                "AvgPool": {"f16"}, "MaxPool": {"f16", "i8", "u8", "i16", "u16"}}
 
 

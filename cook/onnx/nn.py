@@ -196,24 +196,27 @@ def conv_transpose(ctx):
     return [ctx.wire(op, inputs)]
 
 
-@translator("LSTM", "GRU", "RNN", cook_only=True,
-            notes="all directions, sequence_lens, initial states, peepholes, layout 0/1; "
-                  "activations Sigmoid/Tanh/Relu")
+@translator("LSTM", "GRU", "RNN",
+            notes="all directions, sequence_lens, initial states, peepholes, clip, "
+                  "input_forget, linear_before_reset, layout 0/1, every ONNX activation")
 def recurrent(ctx):
-    from ..ops.recurrent import INPUTS, Recurrent
+    from ..ops.recurrent import ACTIVATIONS, DEFAULT_FUNCTIONS, INPUTS, Recurrent, functions_of
     from ..ops.shape import Transpose
     kind = ctx.onnx.op_type.lower()
     attrs = ctx.attrs
     direction = attrs.choice("direction", ("forward", "reverse", "bidirectional"), "forward")
     directions = ("forward", "reverse") if direction == "bidirectional" else (direction,)
-    default = {"lstm": ["Sigmoid", "Tanh", "Tanh"], "gru": ["Sigmoid", "Tanh"],
-               "rnn": ["Tanh"]}[kind]
-    activations = [a.decode() if isinstance(a, bytes) else a for a in
-                   (list(ctx.attrs.raw["activations"].strings)
-                    if "activations" in ctx.attrs else default * len(directions))]
-    activations = [a.lower() for a in activations]
-    if any(a not in ("sigmoid", "tanh", "relu") for a in activations):
-        raise ctx.error(f"activations {activations}: only Sigmoid, Tanh, Relu")
+    names = [a.decode() if isinstance(a, bytes) else a for a in
+             (list(ctx.attrs.raw["activations"].strings) if "activations" in ctx.attrs
+              else DEFAULT_FUNCTIONS[kind] * len(directions))]
+    names = [a.lower() for a in names]
+    if len(names) != len(DEFAULT_FUNCTIONS[kind]) * len(directions):
+        raise ctx.error(f"activations {names}: {len(DEFAULT_FUNCTIONS[kind])} per direction",
+                        BadAttribute)
+    if any(a not in ACTIVATIONS for a in names):
+        raise ctx.error(f"activations {names}: one is not an ONNX activation", BadAttribute)
+    activations = functions_of(names, attrs.floats("activation_alpha", []),
+                               attrs.floats("activation_beta", []))
     hidden = attrs.int("hidden_size", None)
     if hidden is None:
         hidden = dims.to_int(ctx.fact(2).shape[2])

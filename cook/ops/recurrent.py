@@ -1,4 +1,5 @@
-"""Recurrent layers (ONNX LSTM, GRU, RNN): cook-only, evaluated step by step in numpy.
+"""Recurrent layers (ONNX LSTM, GRU, RNN), evaluated step by step in numpy; in the plan
+they are ember_lstm / ember_gru / ember_rnn (csrc/ops/recurrent.c).
 
 Inputs follow ONNX (layout 0): X [seq, batch, in], W [dirs, G·H, in], R [dirs, G·H, H],
 B [dirs, 2·G·H], sequence_lens [batch], initial_h [dirs, batch, H], (LSTM) initial_c,
@@ -22,7 +23,38 @@ def _sigmoid(x):
     return 1.0 / (1.0 + np.exp(-x))
 
 
-ACTIVATIONS = {"sigmoid": _sigmoid, "tanh": np.tanh, "relu": lambda x: np.maximum(x, 0)}
+# ONNX's activation functions (lower-cased names): f(x, alpha, beta), and the defaults of
+# alpha and beta for those that take them.
+ACTIVATIONS = {
+    "sigmoid": lambda x, a, b: _sigmoid(x),
+    "tanh": lambda x, a, b: np.tanh(x),
+    "relu": lambda x, a, b: np.maximum(x, 0),
+    "affine": lambda x, a, b: a * x + b,
+    "leakyrelu": lambda x, a, b: np.where(x >= 0, x, a * x),
+    "thresholdedrelu": lambda x, a, b: np.where(x > a, x, 0),
+    "scaledtanh": lambda x, a, b: a * np.tanh(b * x),
+    "hardsigmoid": lambda x, a, b: np.clip(a * x + b, 0, 1),
+    "elu": lambda x, a, b: np.where(x >= 0, x, a * (np.exp(x) - 1)),
+    "softsign": lambda x, a, b: x / (1 + np.abs(x)),
+    "softplus": lambda x, a, b: np.logaddexp(0, x),
+}
+ALPHA = {"affine": 1.0, "leakyrelu": 0.01, "thresholdedrelu": 1.0, "scaledtanh": 1.0,
+         "hardsigmoid": 0.2, "elu": 1.0}
+BETA = {"affine": 0.0, "scaledtanh": 1.0, "hardsigmoid": 0.5}
+DEFAULT_FUNCTIONS = {"lstm": ("sigmoid", "tanh", "tanh"), "gru": ("sigmoid", "tanh"),
+                     "rnn": ("tanh",)}
+
+
+def functions_of(names, alphas=(), betas=()):
+    """(name, alpha, beta) per function: ONNX's activation_alpha/beta lists are consumed in
+    order by the functions that take an alpha (a beta), the others use their defaults."""
+    alphas, betas = list(alphas), list(betas)
+    result = []
+    for name in names:
+        alpha = alphas.pop(0) if name in ALPHA and alphas else ALPHA.get(name, 1.0)
+        beta = betas.pop(0) if name in BETA and betas else BETA.get(name, 0.0)
+        result.append((name, float(alpha), float(beta)))
+    return tuple(result)
 
 
 class Recurrent(Op):
@@ -32,7 +64,10 @@ class Recurrent(Op):
         self.hidden = int(hidden)
         self.directions = tuple(directions)           # ("forward",), ("reverse",), both
         self.present = tuple(present)                 # names of the inputs given, in order
-        self.activations = tuple(activations)
+        # (name, alpha, beta) per function, direction after direction; alpha and beta
+        # are f32 numbers (ONNX attributes, and what the C kernel computes with)
+        self.activations = tuple((name, float(np.float32(alpha)), float(np.float32(beta)))
+                                 for name, alpha, beta in activations)
         self.clip = clip
         self.linear_before_reset = bool(linear_before_reset)
         self.input_forget = bool(input_forget)
@@ -95,8 +130,8 @@ class Recurrent(Op):
             c = given["initial_c"][d].astype(np.float64) if "initial_c" in given else \
                 np.zeros((batch, hidden))
             p = given["P"][d].astype(np.float64) if "P" in given else np.zeros(3 * hidden)
-            f, g, hh = [ACTIVATIONS[a] for a in
-                        (self.activations[d * per_dir:(d + 1) * per_dir] + ("tanh",) * 3)[:3]]
+            f, g, hh = [_bound(a) for a in (self.activations[d * per_dir:(d + 1) * per_dir]
+                                            + (("tanh", 1.0, 0.0),) * 3)[:3]]
             steps = range(seq - 1, -1, -1) if direction == "reverse" else range(seq)
             for t in steps:
                 # steps past an item's length leave its state alone (a reverse pass
@@ -140,6 +175,57 @@ class Recurrent(Op):
 
     def _clip(self, z):
         return z if self.clip is None else np.clip(z, -self.clip, self.clip)
+
+    def nnef_write(self, writer, node):
+        inputs = [writer.ident(node.inputs[0])]
+        for name, outlet in zip(self.present[1:], node.inputs[1:]):
+            name = name.lower()
+            inputs.append(writer.ident(outlet) if name in ("w", "r") else
+                          f"{name} = {writer.ident(outlet)}")
+        direction = "bidirectional" if len(self.directions) == 2 else self.directions[0]
+        attrs = [f"direction = {writer.fmt(direction)}",
+                 f"activations = {writer.fmt([a[0] for a in self.activations])}",
+                 f"activation_alpha = {writer.fmt([a[1] for a in self.activations])}",
+                 f"activation_beta = {writer.fmt([a[2] for a in self.activations])}"]
+        if self.clip is not None:
+            attrs.append(f"clip = {writer.fmt(float(self.clip))}")
+        if self.kind == "lstm":
+            attrs.append(f"input_forget = {writer.fmt(self.input_forget)}")
+        if self.kind == "gru":
+            attrs.append(f"linear_before_reset = {writer.fmt(self.linear_before_reset)}")
+        writer.assign_all(node, f"ember_{self.kind}({', '.join(inputs + attrs)})")
+
+    @staticmethod
+    def _read(reader, inv):
+        kind = inv.op[len("ember_"):]
+        names = INPUTS if kind == "lstm" else INPUTS[:6]
+        present, inputs = [], []
+        for index, name in enumerate(names):
+            value = inv.arg(index, name.lower(), None) if index < 3 else \
+                inv.kwarg(name.lower(), None)
+            if value is None:
+                continue
+            present.append(name)
+            inputs.append(reader.outlet(value, np.int64 if name == "sequence_lens" else None))
+        direction = inv.kwarg("direction", "forward")
+        directions = ("forward", "reverse") if direction == "bidirectional" else (direction,)
+        names = inv.kwarg("activations", list(DEFAULT_FUNCTIONS[kind]) * len(directions))
+        alphas = inv.kwarg("activation_alpha", [ALPHA.get(n, 1.0) for n in names])
+        betas = inv.kwarg("activation_beta", [BETA.get(n, 0.0) for n in names])
+        activations = tuple((n, float(a), float(b)) for n, a, b in zip(names, alphas, betas))
+        hidden = reader.fact(inputs[2]).shape[2]
+        op = Recurrent(kind, hidden, directions, present, activations, inv.kwarg("clip", None),
+                       inv.kwarg("linear_before_reset", False), inv.kwarg("input_forget", False))
+        return reader.wire(inv, op, inputs)
+
+
+Recurrent.NNEF_READERS = {"ember_lstm": Recurrent._read, "ember_gru": Recurrent._read,
+                          "ember_rnn": Recurrent._read}
+
+
+def _bound(function):
+    name, alpha, beta = function
+    return lambda x: ACTIVATIONS[name](x, alpha, beta)
 
 
 def _all_zeros(graph, outlet):

@@ -137,6 +137,31 @@ ember_status ember_attr_int_list(const ember_node *node, const char *name,
     return EMBER_OK;
 }
 
+ember_status ember_attr_float_list(const ember_node *node, const char *name,
+                                   const ember_nnef_expr *e, double *out, int capacity,
+                                   int *out_count)
+{
+    *out_count = 0;
+    if (e == NULL)
+        return EMBER_OK;
+    if (e->kind != EMBER_NNEF_ARRAY)
+        return ember_node_error(node, EMBER_ERROR_INVALID,
+                                "attribute '%s' must be a list of numbers", name);
+    if (e->u.list.count > (size_t)capacity)
+        return ember_node_error(node, EMBER_ERROR_UNSUPPORTED,
+                                "attribute '%s' has %zu entries, at most %d are supported",
+                                name, e->u.list.count, capacity);
+    for (size_t i = 0; i < e->u.list.count; i++) {
+        int is_integer;
+        if (!ember_expr_number(e->u.list.items[i], &out[i], &is_integer))
+            return ember_node_error(node, EMBER_ERROR_INVALID,
+                                    "attribute '%s' must be a list of numbers (entry %zu)",
+                                    name, i);
+    }
+    *out_count = (int)e->u.list.count;
+    return EMBER_OK;
+}
+
 /* NNEF padding is a list of (before, after) tuples, one per padded dim. Negative padding
  * (cropping) is valid in some frameworks but not something our loops handle, so it is
  * refused here rather than producing wrong windows later. */

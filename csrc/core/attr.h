@@ -27,6 +27,10 @@ ember_status ember_attr_string(const ember_node *node, const char *name,
 ember_status ember_attr_int_list(const ember_node *node, const char *name,
                                  const ember_nnef_expr *e, int64_t *out, int capacity,
                                  int *out_count);
+/* [x, y, …] of at most `capacity` numbers; an absent list has count 0. */
+ember_status ember_attr_float_list(const ember_node *node, const char *name,
+                                   const ember_nnef_expr *e, double *out, int capacity,
+                                   int *out_count);
 /* [(b, a), …] of at most `capacity` pairs; an absent list has count 0. */
 ember_status ember_attr_padding(const ember_node *node, const char *name,
                                 const ember_nnef_expr *e, int64_t *before, int64_t *after,

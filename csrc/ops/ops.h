@@ -60,6 +60,8 @@
     X(scatter_elements) X(scatter_nd) X(gather_nd)                                         \
     /* linalg.c */                                                                         \
     X(det)                                                                                 \
+    /* recurrent.c */                                                                      \
+    X(ember_lstm) X(ember_gru) X(ember_rnn)                                                \
     /* grid_sample.c */                                                                    \
     X(grid_sample)                                                                         \
     /* cumulative.c */                                                                     \

@@ -1,0 +1,640 @@
+/*
+ * Recurrent layers with ONNX's semantics (layout 0), one op each:
+ *
+ *   y, y_h, y_c = ember_lstm(x, w, r, b = …, sequence_lens = …, initial_h = …,
+ *                            initial_c = …, p = …, direction, activations,
+ *                            activation_alpha, activation_beta, clip, input_forget)
+ *   y, y_h = ember_gru(x, w, r, b = …, sequence_lens = …, initial_h = …, direction, …,
+ *                      linear_before_reset)
+ *   y, y_h = ember_rnn(x, w, r, b = …, sequence_lens = …, initial_h = …, direction, …)
+ *
+ * x [seq, batch, in]; w [dirs, G·H, in]; r [dirs, G·H, H]; b [dirs, 2·G·H]; sequence_lens
+ * [batch] (i32 or i64); initial_h/c [dirs, batch, H]; p [dirs, 3·H] (G = 4, 3, 1; gates
+ * in ONNX's order: iofc, zrh). An optional input left out is a scalar 0 and means zeros
+ * (or every sequence whole). y [seq, dirs, batch, H], y_h and y_c [dirs, batch, H].
+ * direction is "forward", "reverse" or "bidirectional"; activations lists the G-specific
+ * functions of each direction (f, g, h for LSTM; f, g for GRU; f for RNN) by ONNX name in
+ * lower case, with one alpha and one beta per function (ignored where unused). clip
+ * (absent: none) bounds every gate's input before its activation. Steps at or past an
+ * item's length leave its state alone and give zeros in y.
+ *
+ * f32 only (the cook computes other float types through casts). Per direction: the input
+ * projection of every step in one GEMM (biases in its epilogue), then per step one GEMM
+ * of the state by R accumulated onto that step's projection (two for GRU), and the gate
+ * math over contiguous spans with the vectorised sigmoid/tanh kernels. Constant weights
+ * are packed once per runnable.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/attr.h"
+#include "core/op.h"
+#include "core/shape.h"
+#include "ops/ops.h"
+
+enum { LSTM, GRU, RNN };
+enum { X, W, R, B, LENS, INITIAL_H, INITIAL_C, PEEPHOLES };
+
+static const int gate_count[] = {4, 3, 1};
+static const int function_count[] = {3, 2, 1};
+
+typedef enum activation_kind {
+    ACT_SIGMOID, ACT_TANH, ACT_RELU, ACT_AFFINE, ACT_LEAKY_RELU, ACT_THRESHOLDED_RELU,
+    ACT_SCALED_TANH, ACT_HARD_SIGMOID, ACT_ELU, ACT_SOFTSIGN, ACT_SOFTPLUS
+} activation_kind;
+
+static const char *const activation_names[] = {
+    "sigmoid", "tanh", "relu", "affine", "leakyrelu", "thresholdedrelu", "scaledtanh",
+    "hardsigmoid", "elu", "softsign", "softplus"};
+
+typedef struct activation {
+    activation_kind kind;
+    float alpha, beta;
+} activation;
+
+typedef struct recurrent_attributes {
+    int directions;          /* 1 or 2 */
+    int reverse;             /* a single direction running from the last step */
+    activation functions[2][3];
+    int clipped;
+    float clip;
+    int input_forget, linear_before_reset;
+} recurrent_attributes;
+
+#define RECURRENT_TENSORS                                                            \
+    {"x", EMBER_PARAM_TENSOR, 0, 0.0f}, {"w", EMBER_PARAM_TENSOR, 0, 0.0f},                \
+    {"r", EMBER_PARAM_TENSOR, 0, 0.0f}, {"b", EMBER_PARAM_TENSOR, 1, 0.0f},                \
+    {"sequence_lens", EMBER_PARAM_TENSOR, 1, 0.0f},                                        \
+    {"initial_h", EMBER_PARAM_TENSOR, 1, 0.0f}
+#define RECURRENT_ATTRIBUTES                                                               \
+    {"direction", EMBER_PARAM_ATTRIBUTE, 0, 0.0f},                                         \
+    {"activations", EMBER_PARAM_ATTRIBUTE, 0, 0.0f},                                       \
+    {"activation_alpha", EMBER_PARAM_ATTRIBUTE, 0, 0.0f},                                  \
+    {"activation_beta", EMBER_PARAM_ATTRIBUTE, 0, 0.0f},                                   \
+    {"clip", EMBER_PARAM_ATTRIBUTE, 0, 0.0f}
+
+static const ember_op_param lstm_params[] = {
+    RECURRENT_TENSORS, {"initial_c", EMBER_PARAM_TENSOR, 1, 0.0f},
+    {"p", EMBER_PARAM_TENSOR, 1, 0.0f}, RECURRENT_ATTRIBUTES,
+    {"input_forget", EMBER_PARAM_ATTRIBUTE, 0, 0.0f}};
+static const ember_op_param gru_params[] = {
+    RECURRENT_TENSORS, RECURRENT_ATTRIBUTES,
+    {"linear_before_reset", EMBER_PARAM_ATTRIBUTE, 0, 0.0f}};
+static const ember_op_param rnn_params[] = {RECURRENT_TENSORS, RECURRENT_ATTRIBUTES};
+
+/* Where an op's attributes start among its parameters. */
+static int first_attribute(int variant)
+{
+    return variant == LSTM ? 8 : 6;
+}
+
+/* ---------------------------------------------------------------- parse */
+
+/* ONNX's defaults of the functions that take an alpha or a beta. */
+static void activation_defaults(activation *a)
+{
+    a->alpha = a->kind == ACT_LEAKY_RELU ? 0.01f : a->kind == ACT_HARD_SIGMOID ? 0.2f : 1.0f;
+    a->beta = a->kind == ACT_HARD_SIGMOID ? 0.5f : a->kind == ACT_SCALED_TANH ? 1.0f : 0.0f;
+}
+
+static ember_status parse_functions(const ember_node *node, const ember_nnef_expr *list,
+                                    const ember_nnef_expr *alphas,
+                                    const ember_nnef_expr *betas, recurrent_attributes *a)
+{
+    const int per = function_count[node->op->variant], count = per * a->directions;
+    static const activation_kind defaults[3][3] = {
+        {ACT_SIGMOID, ACT_TANH, ACT_TANH}, {ACT_SIGMOID, ACT_TANH}, {ACT_TANH}};
+    for (int i = 0; i < count; i++)
+        a->functions[i / per][i % per].kind = defaults[node->op->variant][i % per];
+    if (list != NULL) {
+        if (list->kind != EMBER_NNEF_ARRAY || list->u.list.count != (size_t)count)
+            return ember_node_error(node, EMBER_ERROR_INVALID, "activations must list %d "
+                                    "functions (%d per direction)", count, per);
+        for (int i = 0; i < count; i++) {
+            const char *name;
+            ember_status status = ember_attr_string(node, "activations",
+                                                    list->u.list.items[i], NULL, &name);
+            if (status != EMBER_OK)
+                return status;
+            size_t k = 0;
+            while (k < sizeof activation_names / sizeof *activation_names &&
+                   strcmp(activation_names[k], name) != 0)
+                k++;
+            if (k == sizeof activation_names / sizeof *activation_names)
+                return ember_node_error(node, EMBER_ERROR_UNSUPPORTED,
+                                        "unknown activation '%s'", name);
+            a->functions[i / per][i % per].kind = (activation_kind)k;
+        }
+    }
+    double alpha[6], beta[6];
+    int alpha_count, beta_count;
+    ember_status status = ember_attr_float_list(node, "activation_alpha", alphas, alpha, 6,
+                                                &alpha_count);
+    if (status == EMBER_OK)
+        status = ember_attr_float_list(node, "activation_beta", betas, beta, 6, &beta_count);
+    if (status != EMBER_OK)
+        return status;
+    if ((alpha_count && alpha_count != count) || (beta_count && beta_count != count))
+        return ember_node_error(node, EMBER_ERROR_INVALID, "activation_alpha and "
+                                "activation_beta give one value per function (%d)", count);
+    for (int i = 0; i < count; i++) {
+        activation *f = &a->functions[i / per][i % per];
+        activation_defaults(f);
+        if (alpha_count)
+            f->alpha = (float)alpha[i];
+        if (beta_count)
+            f->beta = (float)beta[i];
+    }
+    return EMBER_OK;
+}
+
+static ember_status recurrent_parse(const ember_node *node, const ember_nnef_expr *const *attrs,
+                                    void **out)
+{
+    recurrent_attributes *a = calloc(1, sizeof *a);
+    if (a == NULL)
+        return ember_node_error(node, EMBER_ERROR_MEMORY, "out of memory");
+    *out = a;
+    const ember_nnef_expr *const *at = attrs + first_attribute(node->op->variant);
+    const char *direction;
+    ember_status status = ember_attr_string(node, "direction", at[0], "forward", &direction);
+    if (status != EMBER_OK)
+        return status;
+    if (strcmp(direction, "bidirectional") == 0)
+        a->directions = 2;
+    else if (strcmp(direction, "forward") == 0 || strcmp(direction, "reverse") == 0)
+        a->directions = 1, a->reverse = direction[0] == 'r';
+    else
+        return ember_node_error(node, EMBER_ERROR_INVALID, "direction '%s' is not forward, "
+                                "reverse or bidirectional", direction);
+    status = parse_functions(node, at[1], at[2], at[3], a);
+    double clip = 0.0;
+    if (status == EMBER_OK)
+        status = ember_attr_float(node, "clip", at[4], 0.0, &clip);
+    if (status != EMBER_OK)
+        return status;
+    if (at[4] != NULL && !(clip > 0.0))
+        return ember_node_error(node, EMBER_ERROR_INVALID, "clip must be positive");
+    a->clipped = at[4] != NULL;
+    a->clip = (float)clip;
+    if (node->op->variant == LSTM)
+        status = ember_attr_bool(node, "input_forget", at[5], 0, &a->input_forget);
+    else if (node->op->variant == GRU)
+        status = ember_attr_bool(node, "linear_before_reset", at[5], 0,
+                                 &a->linear_before_reset);
+    return status;
+}
+
+/* ---------------------------------------------------------------- infer */
+
+static int given(const ember_value *v)
+{
+    return v->rank != 0;
+}
+
+static ember_status expect_shape(ember_node *node, const char *what, const ember_value *v,
+                                 const int64_t *shape, int rank)
+{
+    if (v->datum_type == EMBER_F32 && ember_shape_equal(v->shape, v->rank, shape, rank))
+        return EMBER_OK;
+    char got[EMBER_SHAPE_TEXT], want[EMBER_SHAPE_TEXT];
+    return ember_node_error(node, EMBER_ERROR_INVALID, "%s is %s %s; expected f32 %s", what,
+                            ember_datum_type_name(v->datum_type),
+                            ember_shape_format(v->shape, v->rank, got, sizeof got),
+                            ember_shape_format(shape, rank, want, sizeof want));
+}
+
+static ember_status recurrent_infer(ember_node *node, const ember_value *const *inputs,
+                                    ember_value *output)
+{
+    const recurrent_attributes *a = node->attributes;
+    const int variant = node->op->variant, gates = gate_count[variant];
+    const ember_value *x = inputs[X], *r = inputs[R];
+    if (x->datum_type != EMBER_F32 || x->rank != 3)
+        return expect_shape(node, "x", x, (const int64_t[]){-1, -1, -1}, 3);
+    if (r->rank != 3)
+        return ember_node_error(node, EMBER_ERROR_INVALID, "r must be [dirs, %d·H, H]", gates);
+    const int64_t seq = x->shape[0], batch = x->shape[1], in = x->shape[2];
+    const int64_t dirs = a->directions, h = r->shape[2], gh = gates * h;
+    ember_status status = expect_shape(node, "w", inputs[W], (int64_t[]){dirs, gh, in}, 3);
+    if (status == EMBER_OK)
+        status = expect_shape(node, "r", r, (int64_t[]){dirs, gh, h}, 3);
+    if (status == EMBER_OK && given(inputs[B]))
+        status = expect_shape(node, "b", inputs[B], (int64_t[]){dirs, 2 * gh}, 2);
+    const ember_value *lens = inputs[LENS];
+    if (status == EMBER_OK && given(lens) &&
+        ((lens->datum_type != EMBER_I32 && lens->datum_type != EMBER_I64) ||
+         lens->rank != 1 || lens->shape[0] != batch))
+        return ember_node_error(node, EMBER_ERROR_INVALID, "sequence_lens must be i32 or "
+                                "i64 [%lld]", (long long)batch);
+    const int64_t state[] = {dirs, batch, h};
+    if (status == EMBER_OK && given(inputs[INITIAL_H]))
+        status = expect_shape(node, "initial_h", inputs[INITIAL_H], state, 3);
+    if (variant == LSTM && status == EMBER_OK && given(inputs[INITIAL_C]))
+        status = expect_shape(node, "initial_c", inputs[INITIAL_C], state, 3);
+    if (variant == LSTM && status == EMBER_OK && given(inputs[PEEPHOLES]))
+        status = expect_shape(node, "p", inputs[PEEPHOLES], (int64_t[]){dirs, 3 * h}, 2);
+    if (status != EMBER_OK)
+        return status;
+    if (node->output_count > (variant == LSTM ? 3 : 2))
+        return ember_node_error(node, EMBER_ERROR_INVALID, "gives at most %d results",
+                                variant == LSTM ? 3 : 2);
+    output[0].datum_type = EMBER_F32;
+    output[0].rank = 4;
+    memcpy(output[0].shape, (int64_t[]){seq, dirs, batch, h}, 4 * sizeof(int64_t));
+    for (int i = 1; i < node->output_count; i++) {
+        output[i].datum_type = EMBER_F32;
+        output[i].rank = 3;
+        memcpy(output[i].shape, state, sizeof state);
+    }
+    return EMBER_OK;
+}
+
+/* ---------------------------------------------------------------- prepare */
+
+typedef struct recurrent_prepared {
+    const ember_f32_gemm_kernel *kernel;
+    ember_f32_vunary_fn sigmoid, tanh_;
+    int64_t seq, batch, in, h;
+    size_t w_floats, r_floats;   /* packed floats of one direction's W and R */
+    const float *packed_w, *packed_r; /* all directions, from the store; NULL: per run */
+    /* scratch offsets, in floats */
+    size_t projected, packed_x, packed_h, state_h, state_c, temp, reset, bias, w_scratch,
+        r_scratch;
+} recurrent_prepared;
+
+/* R's packed columns: for GRU the z and r gates (2H) and the h gate (H) pack apart,
+ * since the h gate multiplies the reset state (or is scaled after the product). */
+static size_t packed_r_floats(const recurrent_prepared *p, int variant)
+{
+    const size_t nr = p->kernel->nr, h = (size_t)p->h;
+    if (variant == GRU)
+        return ember_f32_packed_b_floats(nr, h, 2 * h) + ember_f32_packed_b_floats(nr, h, h);
+    return ember_f32_packed_b_floats(nr, h, (size_t)gate_count[variant] * h);
+}
+
+static void pack_w(const recurrent_prepared *p, int variant, const float *w, int dirs,
+                   float *out)
+{
+    const size_t gh = (size_t)(gate_count[variant] * p->h), in = (size_t)p->in;
+    for (int d = 0; d < dirs; d++) /* element (q, j) of W^T is w[j·in + q] */
+        ember_f32_pack_b(p->kernel->nr, in, gh, w + d * gh * in, 1, in, out + d * p->w_floats);
+}
+
+static void pack_r(const recurrent_prepared *p, int variant, const float *r, int dirs,
+                   float *out)
+{
+    const size_t h = (size_t)p->h, gh = (size_t)gate_count[variant] * h;
+    for (int d = 0; d < dirs; d++) {
+        const float *rd = r + d * gh * h;
+        float *o = out + d * p->r_floats;
+        if (variant == GRU) {
+            ember_f32_pack_b(p->kernel->nr, h, 2 * h, rd, 1, h, o);
+            ember_f32_pack_b(p->kernel->nr, h, h, rd + 2 * h * h, 1, h,
+                             o + ember_f32_packed_b_floats(p->kernel->nr, h, 2 * h));
+        } else {
+            ember_f32_pack_b(p->kernel->nr, h, gh, rd, 1, h, o);
+        }
+    }
+}
+
+/* The packed form of a constant W or R from the runnable's store (packed on first use). */
+static ember_status packed_constant(ember_prepare_context *ctx, recurrent_prepared *p,
+                                    int which, const float **out)
+{
+    const ember_node *node = ctx->node;
+    const int variant = node->op->variant;
+    const recurrent_attributes *a = node->attributes;
+    const ember_value *v = ember_node_input(ctx->model, node, (size_t)which);
+    *out = NULL;
+    if (v->constant == NULL)
+        return EMBER_OK;
+    const size_t floats = which == W ? p->w_floats : p->r_floats;
+    const int64_t layout[] = {'R', which, variant, a->directions, p->h, p->in,
+                              (int64_t)p->kernel->nr};
+    int fresh = 0;
+    float *packed = ember_packed_acquire(ctx->packed, v->constant,
+                                         ember_packed_layout(layout, 7),
+                                         ((size_t)a->directions * floats + 1) * sizeof(float),
+                                         &fresh);
+    if (packed == NULL)
+        return ember_node_error(node, EMBER_ERROR_MEMORY, "out of memory packing weights");
+    if (fresh && which == W)
+        pack_w(p, variant, v->constant, a->directions, packed);
+    else if (fresh)
+        pack_r(p, variant, v->constant, a->directions, packed);
+    *out = packed;
+    return EMBER_OK;
+}
+
+/* Lay out the scratch: each region starts on a 64-byte boundary. */
+static size_t region(size_t *cursor, size_t floats)
+{
+    const size_t at = *cursor;
+    *cursor += (floats + 15) / 16 * 16;
+    return at;
+}
+
+static ember_status recurrent_prepare(ember_prepare_context *ctx, void **out)
+{
+    const ember_node *node = ctx->node;
+    const int variant = node->op->variant;
+    const recurrent_attributes *a = node->attributes;
+    const ember_value *x = ember_node_input(ctx->model, node, X);
+    recurrent_prepared *p = calloc(1, sizeof *p);
+    if (p == NULL)
+        return ember_node_error(node, EMBER_ERROR_MEMORY, "out of memory");
+    *out = p;
+    p->kernel = ctx->kernels->f32_gemm;
+    p->sigmoid = ctx->kernels->f32_vsigmoid->fn;
+    p->tanh_ = ctx->kernels->f32_vtanh->fn;
+    p->seq = x->shape[0], p->batch = x->shape[1], p->in = x->shape[2];
+    p->h = ember_node_input(ctx->model, node, R)->shape[2];
+    const size_t mr = p->kernel->mr, nr = p->kernel->nr, h = (size_t)p->h;
+    const size_t gh = (size_t)gate_count[variant] * h, rows = (size_t)(p->seq * p->batch);
+    p->w_floats = ember_f32_packed_b_floats(nr, (size_t)p->in, gh);
+    p->r_floats = packed_r_floats(p, variant);
+    ember_status status = packed_constant(ctx, p, W, &p->packed_w);
+    if (status == EMBER_OK)
+        status = packed_constant(ctx, p, R, &p->packed_r);
+    if (status != EMBER_OK)
+        return status;
+    size_t cursor = 0;
+    const size_t batch = (size_t)p->batch;
+    p->projected = region(&cursor, rows * gh);
+    p->packed_x = region(&cursor, ember_f32_packed_a_floats(mr, rows, (size_t)p->in));
+    p->packed_h = region(&cursor, ember_f32_packed_a_floats(mr, batch, h));
+    p->state_h = region(&cursor, batch * h);
+    p->state_c = region(&cursor, batch * h);
+    p->temp = region(&cursor, batch * h);
+    p->reset = region(&cursor, batch * h);
+    p->bias = region(&cursor, gh + h);
+    p->w_scratch = region(&cursor, p->packed_w ? 0 : (size_t)a->directions * p->w_floats);
+    p->r_scratch = region(&cursor, p->packed_r ? 0 : (size_t)a->directions * p->r_floats);
+    ctx->scratch_bytes = cursor * sizeof(float);
+    return EMBER_OK;
+}
+
+static void recurrent_free(void *p)
+{
+    free(p);
+}
+
+/* ---------------------------------------------------------------- run */
+
+static void activate(const recurrent_prepared *p, const activation *f, float *x, size_t n)
+{
+    const float alpha = f->alpha, beta = f->beta;
+    switch (f->kind) {
+    case ACT_SIGMOID: p->sigmoid(n, x, x); return;
+    case ACT_TANH: p->tanh_(n, x, x); return;
+    case ACT_SCALED_TANH:
+        for (size_t i = 0; i < n; i++)
+            x[i] *= beta;
+        p->tanh_(n, x, x);
+        for (size_t i = 0; i < n; i++)
+            x[i] *= alpha;
+        return;
+    default: break;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const float v = x[i];
+        switch (f->kind) {
+        case ACT_RELU: x[i] = v > 0.0f ? v : 0.0f; break;
+        case ACT_AFFINE: x[i] = alpha * v + beta; break;
+        case ACT_LEAKY_RELU: x[i] = v >= 0.0f ? v : alpha * v; break;
+        case ACT_THRESHOLDED_RELU: x[i] = v > alpha ? v : 0.0f; break;
+        case ACT_HARD_SIGMOID: x[i] = fminf(fmaxf(alpha * v + beta, 0.0f), 1.0f); break;
+        case ACT_ELU: x[i] = v >= 0.0f ? v : alpha * (expf(v) - 1.0f); break;
+        case ACT_SOFTSIGN: x[i] = v / (1.0f + fabsf(v)); break;
+        case ACT_SOFTPLUS: x[i] = v > 20.0f ? v : log1pf(expf(v)); break;
+        default: break;
+        }
+    }
+}
+
+static void clip_span(const recurrent_attributes *a, float *x, size_t n)
+{
+    if (a->clipped)
+        for (size_t i = 0; i < n; i++)
+            x[i] = fminf(fmaxf(x[i], -a->clip), a->clip);
+}
+
+/* Everything one direction's steps read. */
+typedef struct direction_run {
+    const recurrent_prepared *p;
+    const recurrent_attributes *a;
+    const activation *f;         /* this direction's functions */
+    const float *packed_r, *peepholes, *bias_h;
+    float *projected, *h, *c, *temp, *reset, *packed_h;
+    const ember_tensor *lens;
+} direction_run;
+
+static int active(const direction_run *run, int64_t t, int64_t item)
+{
+    if (run->lens == NULL)
+        return 1;
+    const int64_t n = run->lens->datum_type == EMBER_I32
+                          ? ((const int32_t *)run->lens->data)[item]
+                          : ((const int64_t *)run->lens->data)[item];
+    return t < n;
+}
+
+/* z += state · R^T for `columns` gate columns of each batch row (row stride `stride`). */
+static void add_product(const recurrent_prepared *p, const float *packed_a,
+                        const float *packed_b, size_t columns, float *z, size_t stride,
+                        const float *bias)
+{
+    const ember_f32_gemm_params params = {NULL, bias, bias == NULL, -INFINITY, INFINITY};
+    ember_f32_gemm_packed(p->kernel, (size_t)p->batch, columns, (size_t)p->h, packed_a,
+                          packed_b, z, stride * sizeof(float), &params);
+}
+
+static void lstm_row(const direction_run *run, float *z, float *h, float *c)
+{
+    const size_t n = (size_t)run->p->h;
+    const float *peep = run->peepholes;
+    float *i = z, *o = z + n, *f = z + 2 * n, *g = z + 3 * n;
+    clip_span(run->a, z, 4 * n);
+    if (peep != NULL)
+        for (size_t k = 0; k < n; k++)
+            i[k] += peep[k] * c[k], f[k] += peep[2 * n + k] * c[k];
+    activate(run->p, &run->f[0], i, n);
+    activate(run->p, &run->f[1], g, n);
+    if (run->a->input_forget)
+        for (size_t k = 0; k < n; k++)
+            f[k] = 1.0f - i[k];
+    else
+        activate(run->p, &run->f[0], f, n);
+    for (size_t k = 0; k < n; k++)
+        c[k] = f[k] * c[k] + i[k] * g[k];
+    if (peep != NULL)
+        for (size_t k = 0; k < n; k++)
+            o[k] += peep[n + k] * c[k];
+    activate(run->p, &run->f[0], o, n);
+    memcpy(h, c, n * sizeof(float));
+    activate(run->p, &run->f[2], h, n);
+    for (size_t k = 0; k < n; k++)
+        h[k] *= o[k];
+}
+
+/* One GRU step over the batch: z and r gates, then the candidate from the reset state. */
+static void gru_step(const direction_run *run, float *z_rows, int64_t t, float *y_rows,
+                     size_t y_stride)
+{
+    const recurrent_prepared *p = run->p;
+    const size_t n = (size_t)p->h, gh = 3 * n, batch = (size_t)p->batch;
+    const size_t zr_floats = ember_f32_packed_b_floats(p->kernel->nr, n, 2 * n);
+    add_product(p, run->packed_h, run->packed_r, 2 * n, z_rows, gh, NULL);
+    for (size_t b = 0; b < batch; b++) {
+        float *z = z_rows + b * gh;
+        clip_span(run->a, z, 2 * n);
+        activate(p, &run->f[0], z, 2 * n);
+        for (size_t k = 0; k < n; k++) /* the reset state, or r kept for after R_h */
+            run->reset[b * n + k] = run->a->linear_before_reset ? z[n + k]
+                                                                 : z[n + k] * run->h[b * n + k];
+    }
+    if (run->a->linear_before_reset) {
+        ember_f32_gemm_params params = {NULL, run->bias_h, 0, -INFINITY, INFINITY};
+        ember_f32_gemm_packed(p->kernel, batch, n, n, run->packed_h, run->packed_r + zr_floats,
+                              run->temp, n * sizeof(float), &params);
+        for (size_t i = 0; i < batch * n; i++)
+            z_rows[(i / n) * gh + 2 * n + i % n] += run->reset[i] * run->temp[i];
+    } else {
+        ember_f32_pack_a(p->kernel->mr, batch, n, run->reset, n, 1, run->packed_h);
+        add_product(p, run->packed_h, run->packed_r + zr_floats, n, z_rows + 2 * n, gh, NULL);
+    }
+    for (size_t b = 0; b < batch; b++) {
+        float *z = z_rows + b * gh, *candidate = z + 2 * n, *h = run->h + b * n;
+        if (!active(run, t, (int64_t)b)) {
+            memset(y_rows + b * y_stride, 0, n * sizeof(float));
+            continue;
+        }
+        clip_span(run->a, candidate, n);
+        activate(p, &run->f[1], candidate, n);
+        for (size_t k = 0; k < n; k++)
+            h[k] = (1.0f - z[k]) * candidate[k] + z[k] * h[k];
+        memcpy(y_rows + b * y_stride, h, n * sizeof(float));
+    }
+}
+
+/* One LSTM or RNN step over the batch. */
+static void step(const direction_run *run, int variant, float *z_rows, int64_t t,
+                 float *y_rows, size_t y_stride)
+{
+    const recurrent_prepared *p = run->p;
+    const size_t n = (size_t)p->h, gh = (size_t)gate_count[variant] * n;
+    add_product(p, run->packed_h, run->packed_r, gh, z_rows, gh, NULL);
+    for (size_t b = 0; b < (size_t)p->batch; b++) {
+        float *z = z_rows + b * gh, *h = run->h + b * n, *y = y_rows + b * y_stride;
+        if (!active(run, t, (int64_t)b)) {
+            memset(y, 0, n * sizeof(float));
+            continue;
+        }
+        if (variant == LSTM) {
+            lstm_row(run, z, h, run->c + b * n);
+        } else {
+            clip_span(run->a, z, n);
+            activate(p, &run->f[0], z, n);
+            memcpy(h, z, n * sizeof(float));
+        }
+        memcpy(y, h, n * sizeof(float));
+    }
+}
+
+/* The biases of direction d folded for the projection GEMM: Wb + Rb, except GRU's R_h
+ * bias under linear_before_reset, which goes inside the reset product (bias + gh). */
+static void fold_bias(const ember_tensor *b, int variant, int linear_before_reset, int d,
+                      size_t n, float *bias)
+{
+    const size_t gh = (size_t)gate_count[variant] * n;
+    if (b->rank == 0) {
+        memset(bias, 0, (gh + n) * sizeof(float));
+        return;
+    }
+    const float *wb = (const float *)b->data + d * 2 * gh, *rb = wb + gh;
+    for (size_t j = 0; j < gh; j++)
+        bias[j] = wb[j] + rb[j];
+    if (variant == GRU && linear_before_reset)
+        for (size_t j = 0; j < n; j++)
+            bias[2 * n + j] = wb[2 * n + j], bias[gh + j] = rb[2 * n + j];
+}
+
+static void initial_state(const ember_tensor *given, int d, size_t floats, float *state)
+{
+    if (given->rank == 0)
+        memset(state, 0, floats * sizeof(float));
+    else
+        memcpy(state, (const float *)given->data + d * floats, floats * sizeof(float));
+}
+
+static void run_direction(const ember_node *node, const recurrent_prepared *p,
+                          const ember_op_io *io, int d, float *scratch)
+{
+    const recurrent_attributes *a = node->attributes;
+    const int variant = node->op->variant;
+    const size_t n = (size_t)p->h, gh = (size_t)gate_count[variant] * n;
+    const size_t batch = (size_t)p->batch, rows = (size_t)(p->seq * p->batch);
+    const ember_tensor *const *in = io->inputs;
+    const float *packed_w = (p->packed_w ? p->packed_w : scratch + p->w_scratch) +
+                            d * p->w_floats;
+    direction_run run = {p, a, a->functions[d],
+                         (p->packed_r ? p->packed_r : scratch + p->r_scratch) + d * p->r_floats,
+                         NULL, scratch + p->bias + gh, scratch + p->projected,
+                         scratch + p->state_h, scratch + p->state_c, scratch + p->temp,
+                         scratch + p->reset, scratch + p->packed_h,
+                         in[LENS]->rank ? in[LENS] : NULL};
+    if (variant == LSTM && in[PEEPHOLES]->rank)
+        run.peepholes = (const float *)in[PEEPHOLES]->data + d * 3 * n;
+    float *bias = scratch + p->bias;
+    fold_bias(in[B], variant, a->linear_before_reset, d, n, bias);
+    ember_f32_pack_a(p->kernel->mr, rows, (size_t)p->in, in[X]->data, (size_t)p->in, 1,
+                     scratch + p->packed_x);
+    const ember_f32_gemm_params projection = {NULL, bias, 0, -INFINITY, INFINITY};
+    ember_f32_gemm_packed(p->kernel, rows, gh, (size_t)p->in, scratch + p->packed_x, packed_w,
+                          run.projected, gh * sizeof(float), &projection);
+    initial_state(in[INITIAL_H], d, batch * n, run.h);
+    if (variant == LSTM)
+        initial_state(in[INITIAL_C], d, batch * n, run.c);
+    const int reverse = a->directions == 2 ? d == 1 : a->reverse;
+    const size_t y_stride = (size_t)a->directions * batch * n;
+    float *y = io->output[0].data;
+    for (int64_t s = 0; s < p->seq; s++) {
+        const int64_t t = reverse ? p->seq - 1 - s : s;
+        float *z_rows = run.projected + (size_t)t * batch * gh;
+        float *y_rows = y + (size_t)t * y_stride + (size_t)d * batch * n;
+        ember_f32_pack_a(p->kernel->mr, batch, n, run.h, n, 1, run.packed_h);
+        if (variant == GRU)
+            gru_step(&run, z_rows, t, y_rows, n);
+        else
+            step(&run, variant, z_rows, t, y_rows, n);
+    }
+    for (int i = 1; i < node->output_count; i++)
+        memcpy((float *)io->output[i].data + (size_t)d * batch * n, i == 1 ? run.h : run.c,
+               batch * n * sizeof(float));
+}
+
+static void recurrent_run(const ember_node *node, void *prepared, const ember_op_io *io)
+{
+    const recurrent_prepared *p = prepared;
+    const recurrent_attributes *a = node->attributes;
+    const int variant = node->op->variant;
+    float *scratch = io->scratch;
+    if (p->packed_w == NULL)
+        pack_w(p, variant, io->inputs[W]->data, a->directions, scratch + p->w_scratch);
+    if (p->packed_r == NULL)
+        pack_r(p, variant, io->inputs[R]->data, a->directions, scratch + p->r_scratch);
+    for (int d = 0; d < a->directions; d++)
+        run_direction(node, p, io, d, scratch);
+}
+
+#define RECURRENT_OP(op_name, VARIANT, params_)                                            \
+    {.name = op_name, .variant = VARIANT, .params = params_,                               \
+     .param_count = sizeof params_ / sizeof params_[0], .parse = recurrent_parse,          \
+     .infer = recurrent_infer, .prepare = recurrent_prepare, .run = recurrent_run,         \
+     .free_prepared = recurrent_free, .max_outputs = VARIANT == LSTM ? 3 : 2}
+
+const ember_op ember_op_ember_lstm = RECURRENT_OP("ember_lstm", LSTM, lstm_params);
+const ember_op ember_op_ember_gru = RECURRENT_OP("ember_gru", GRU, gru_params);
+const ember_op ember_op_ember_rnn = RECURRENT_OP("ember_rnn", RNN, rnn_params);
