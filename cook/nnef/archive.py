@@ -72,7 +72,7 @@ def read_dir(path):
         for name in names:
             full = os.path.join(folder, name)
             relative = os.path.relpath(full, path).replace(os.sep, "/")
-            if relative == "graph.nnef" or relative.endswith(".dat"):
+            if relative.endswith(".nnef") or relative.endswith(".dat"):
                 with open(full, "rb") as handle:
                     files[relative] = handle.read()
     return files

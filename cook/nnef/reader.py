@@ -56,9 +56,11 @@ class Call:
 
 
 class PlanReader:
-    def __init__(self, files, where="<plan>"):
+    def __init__(self, files, where="<plan>", document="graph.nnef", chain=("graph.nnef",)):
         self.files = files
-        self.where = where
+        self.document = document      # graph.nnef, or a control op's body document
+        self.chain = chain            # the documents being read, outermost first
+        self.where = where if document == "graph.nnef" else f"{where}:{document}"
         self.graph = Graph(typed=True)
         self.env = {}
 
@@ -196,9 +198,9 @@ class PlanReader:
         return self.graph.add_const(call.name, value)  # f16 and f64 stay as they are, as in C
 
     def read(self):
-        if "graph.nnef" not in self.files:
-            raise FormatError(f"{self.where}: no graph.nnef")
-        doc = parse(self.files["graph.nnef"].decode("utf-8"))
+        if self.document not in self.files:
+            raise FormatError(f"{self.where}: no {self.document}")
+        doc = parse(self.files[self.document].decode("utf-8"))
         for name in doc.symbols:
             self.env[name] = dims.symbol(name)
         properties = self.properties(doc)

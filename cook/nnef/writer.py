@@ -30,8 +30,10 @@ VARIABLE_KIND = {"f": "scalar", "i": "integer", "u": "integer", "b": "logical"}
 
 
 class PlanWriter:
-    def __init__(self, model):
+    def __init__(self, model, prefix="", bodies=None):
         self.model = model
+        self.prefix = prefix          # of constant labels: a body's are "<body>/…"
+        self.bodies = set() if bodies is None else bodies   # body names, plan-wide
         self.graph = compute_in_f32(lower_to_plan_ops(model.graph))
         self.statements = []
         self.files = {}
@@ -53,6 +55,16 @@ class PlanWriter:
             candidate = f"{base}_{index}"
             index += 1
         self.taken.add(candidate)
+        return candidate
+
+    def fresh_body_name(self, hint):
+        """A body document's name, unique in the whole plan."""
+        base, index = sanitize(hint), 1
+        candidate = base
+        while candidate in self.bodies or candidate == "graph":
+            candidate = f"{base}_{index}"
+            index += 1
+        self.bodies.add(candidate)
         return candidate
 
     def fresh_symbol(self, name):
@@ -157,8 +169,8 @@ class PlanWriter:
         kind = VARIABLE_KIND.get(value.dtype.kind)
         if kind is None:
             raise UnsupportedOp(f"constant {name!r} of type {value.dtype} cannot be written")
-        self.files[ident + ".dat"] = dat.to_bytes(value)
-        self.emit(ident, f"variable<{kind}>(label = {fmt(ident)}, "
+        self.files[self.prefix + ident + ".dat"] = dat.to_bytes(value)
+        self.emit(ident, f"variable<{kind}>(label = {fmt(self.prefix + ident)}, "
                          f"shape = {fmt(list(value.shape))})")
         return ident
 

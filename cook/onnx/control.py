@@ -3,8 +3,8 @@ read outer-scope tensors through `OnnxNode.implicit` (`Translation.scope()`); a 
 either inlined into the target graph (`inline_graph`) or typed on its own as a
 TypedModel (`typed_body`) that a cook-only op runs per iteration.
 
-If: a constant condition inlines its branch; a condition known only at run time
-evaluates both branches and selects with Where (both must give the same types).
+If: a constant condition inlines its branch; with a condition known only at run time
+both branches are typed bodies of an If op (cook/ops/branch.py) and a run evaluates one.
 Scan: the body runs per slice (cook/ops/scan.py). Loop: the body runs per iteration
 (cook/ops/loop.py); when it cannot be typed once for all iterations (an op needs the
 iteration number as a constant, a carried value changes rank) and the trip count is
@@ -16,7 +16,6 @@ from .. import dims
 from ..errors import BadAttribute, CookError, UnsupportedOp
 from ..facts import Fact, InferenceFact
 from ..ir import Node
-from ..ops.elementwise import Where
 from ..ops.loop import BOOL_SCALAR, I64_SCALAR, Loop
 from ..ops.scan import Scan
 from ..ops.shape import Concat, Unsqueeze
@@ -50,8 +49,10 @@ def inline_graph(ctx, graph, suffix, bound=None):
 
 
 @translator("If", types="all", notes="constant condition: the branch is inlined; otherwise "
-            "both branches run and Where selects (same output types needed)")
+            "both branches are kept and a run evaluates one (they must agree on datum types "
+            "and ranks; dims they disagree on become symbols)")
 def if_(ctx):
+    from ..ops.branch import If, merged_shapes
     then_graph = ctx.attrs.raw["then_branch"].g
     else_graph = ctx.attrs.raw["else_branch"].g
     condition = ctx.fact(0)
@@ -59,16 +60,48 @@ def if_(ctx):
         taken = bool(np.asarray(condition.value).reshape(-1)[0])
         return inline_graph(ctx, then_graph if taken else else_graph,
                             "then" if taken else "else")
+    implicit = ctx.scope()
+    bodies, errors = [], []
+    for graph in (then_graph, else_graph):
+        try:
+            bodies.append(typed_body(ctx, graph, [], implicit))
+            errors.append(None)
+        except CookError as error:
+            bodies.append(None)
+            errors.append(error)
+    if bodies == [None, None]:
+        raise errors[0]
+    if None in bodies:          # a branch these inputs cannot take: a run taking it fails
+        body = bodies[0] or bodies[1]
+        shapes = [f.shape for f in body.output_facts()]
+        return ctx.wire_or_run(If(bodies[0], bodies[1], shapes, errors),
+                               [ctx.input(0)] + list(implicit.values()))
+    then_body, else_body = bodies
+    pairs = list(zip(then_body.output_facts(), else_body.output_facts()))
+    constants = all(a.value is not None and b.value is not None for a, b in pairs)
+    if all(a.datum_type is b.datum_type and (a.shape == b.shape or _one_item(a) and
+                                              _one_item(b)) for a, b in pairs) and \
+            (constants or any(a.rank != b.rank for a, b in pairs)):
+        return select_branches(ctx, then_graph, else_graph)
+    shapes = merged_shapes(then_body.output_facts(), else_body.output_facts(),
+                           ctx.fresh_symbol, "If")
+    return ctx.wire_or_run(If(then_body, else_body, shapes),
+                           [ctx.input(0)] + list(implicit.values()))
+
+
+def _one_item(fact):
+    return all(d == 1 for d in fact.shape)
+
+
+def select_branches(ctx, then_graph, else_graph):
+    """Both branches inlined and Where selecting: for branches of constants (folded once
+    the condition is), and single items of different ranks (a scalar and [1]: ONNX
+    functions spell a value both ways; the result has the larger rank)."""
+    from ..ops.elementwise import Where
     then_outlets = inline_graph(ctx, then_graph, "then")
     else_outlets = inline_graph(ctx, else_graph, "else")
-    results = []
-    for index, (a, b) in enumerate(zip(then_outlets, else_outlets)):
-        fa, fb = ctx.target.fact(a), ctx.target.fact(b)
-        if not fa.same_type(fb):
-            raise ctx.error(f"output {index}: the branches give {fa} and {fb}; a condition "
-                            "known only at run time needs equal types")
-        results.append(ctx.wire(Where(), [ctx.input(0), a, b], f"select{index}"))
-    return results
+    return [ctx.wire(Where(), [ctx.input(0), a, b], f"select{index}")
+            for index, (a, b) in enumerate(zip(then_outlets, else_outlets))]
 
 
 def typed_body(ctx, graph, input_facts, implicit):
@@ -122,7 +155,7 @@ def scan(ctx):
 UNROLL_LIMIT = 256      # iterations inlined at most: beyond, the graph grows too much
 
 
-@translator("Loop", types="all", cook_only=True,
+@translator("Loop", types="all",
             notes="tensors only (no sequences); the trip count is a symbol unless M is a "
                   "constant and the condition stays true; carried dims that change get "
                   "symbols; a body that needs a constant iteration number is inlined per "

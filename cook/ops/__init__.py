@@ -1,5 +1,6 @@
 """Core ops, one module per family. `NNEF_READERS` maps every plan op name to its reader."""
 from .base import Op
+from .branch import If
 from .conv import Conv, ConvTranspose
 from .elementwise import Activation, Binary, Clamp, Unary, Where
 from .matmul import MatMul
@@ -11,6 +12,7 @@ from .shape import (Cast, Concat, Gather, Reshape, ShapeOf, Slice, Squeeze, Tran
 from .attention import Attention, RotaryEmbedding
 from .recurrent import Recurrent
 from .resize import GridSample, Resize
+from .loop import Loop
 from .scan import Scan
 from .source import Const, Source
 from .gather import (GatherElements, GatherND, OneHot, ReverseSequence, ScatterElements,
@@ -29,7 +31,7 @@ ALL_OPS = (Source, Const, Unary, Clamp, Binary, Conv, MaxPool, AvgPool, Reduce, 
            ScatterND, Tile, TopK, Trilu, ConvTranspose, Quantize, Dequantize, IntegerMatMul,
            NllLoss, BitCast, Attention, Recurrent, GridSample, Resize, Scan, RotaryEmbedding,
            Dft, DynamicQuantize, Det, ReverseSequence, LayerNorm, QLinearMatMul, ConvInteger,
-           QLinearConv)
+           QLinearConv, If, Loop)
 
 NNEF_READERS = {}
 for _op in ALL_OPS:

@@ -1,4 +1,5 @@
-"""Loop (ONNX Loop): cook-only, the body is a TypedModel run per iteration with numpy.
+"""Loop (ONNX Loop): the body is a TypedModel run per iteration (with numpy in
+run_reference); in the plan it is ember_loop (csrc/core/control.h).
 
 The trip count is `trips`: an int or a symbol when only a run decides it (a condition
 computed in the body, a count read from the data). Like the counts of NonZero, such a
@@ -8,7 +9,7 @@ with them too, see cook/onnx/control.py).
 """
 import numpy as np
 
-from .. import datum
+from .. import datum, dims
 from ..errors import ShapeError
 from ..facts import Fact
 from .scan import BodyOp, stack_items
@@ -64,6 +65,47 @@ class Loop(BodyOp):
                                        body_inputs=first_inputs, body=self.body))
         return outputs
 
+
+    def nnef_write(self, writer, node):
+        from ..nnef.control import operand, shapes_and_count, write_body
+        inputs = list(node.inputs)
+        trips = "-1"                       # no trip count
+        if self.has_max:
+            outlet = inputs.pop(0)
+            known = writer.graph.fact(outlet).value
+            trips = str(int(np.asarray(known).reshape(-1)[0])) if known is not None \
+                else operand(writer, outlet)
+        # a literal condition means none: the body's condition is then ignored
+        cond = operand(writer, inputs.pop(0)) if self.has_cond else "true"
+        carried = [operand(writer, o) for o in inputs[:self.n_carried]]
+        outer = [operand(writer, o) for o in inputs[self.n_carried:]]
+        body = write_body(writer, self.body, f"{node.name}_body")
+        writer.assign_all(node, f"ember_loop({trips}, {cond}, [{', '.join(carried)}], "
+                                f"[{', '.join(outer)}], body = {writer.fmt(body)}, "
+                                f"{shapes_and_count(writer, node)})")
+
+    @staticmethod
+    def _read(reader, call):
+        from ..nnef.control import read_body
+        body = read_body(reader, call, "body")
+        trips, cond = call.arg(0), call.arg(1)
+        inputs = []
+        has_max = not (isinstance(trips, int) and trips < 0)
+        if has_max:
+            inputs.append(reader.outlet(trips, np.int64))
+        has_cond = not isinstance(cond, bool)
+        if has_cond:
+            inputs.append(reader.outlet(cond))
+        carried, outer = list(call.arg(2)), list(call.arg(3))
+        inputs += [reader.outlet(v) for v in carried + outer]
+        shapes = [[dims.from_value(d) for d in shape] for shape in call.kwarg("shapes")]
+        scans = shapes[len(carried):]
+        count = scans[0][0] if scans else (trips if has_max and isinstance(trips, int) else 0)
+        op = Loop(body, has_max, has_cond, len(carried), count, [s[1:] for s in scans])
+        return reader.wire(call, op, inputs)
+
+
+Loop.NNEF_READERS = {"ember_loop": Loop._read}
 
 BOOL_SCALAR = Fact(datum.BOOL, ())
 I64_SCALAR = Fact(datum.I64, ())

@@ -66,6 +66,7 @@ class Recurrent(Op):
         self.present = tuple(present)                 # names of the inputs given, in order
         # (name, alpha, beta) per function, direction after direction; alpha and beta
         # are f32 numbers (ONNX attributes, and what the C kernel computes with)
+        activations = [functions_of([a])[0] if isinstance(a, str) else a for a in activations]
         self.activations = tuple((name, float(np.float32(alpha)), float(np.float32(beta)))
                                  for name, alpha, beta in activations)
         self.clip = clip

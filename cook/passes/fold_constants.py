@@ -8,7 +8,8 @@ constants that die with it, plus FOLD_ALLOWANCE. Otherwise it stays in the graph
 op over its constant inputs (its facts still carry the value, so rewrites see a
 constant) and the plan computes it at run time.
 
-Exceptions: a node the plan cannot express (a cook-only op) folds whatever its size, as
+Exceptions: a node whose facts have symbols only a run decides (a Loop's trips) folds
+whatever its size, and so does a node the plan cannot express (a cook-only op), as
 before, since otherwise the model could not be written at all — unless the op's own
 rewrite removes it first (a Broadcast its consumers broadcast anyway). Ops marked
 `foldable = False` (Dequantize: quantized weights stay quantized) never get a value, so
@@ -32,7 +33,7 @@ def fold_constants(graph):
         if not all(f.value is not None for f in node.outputs):
             continue
         patch = None
-        if not _within_budget(graph, node):
+        if not _within_budget(graph, node) and not _decides_sizes(graph, node):
             if _writable(graph, node):
                 continue
             patch = node.op.declutter(graph, node)
@@ -52,6 +53,17 @@ def _fold(graph, node):
 def _used_outputs(graph, node):
     return [node.outlet(slot) for slot in range(len(node.outputs))
             if graph.consumers(node.outlet(slot)) or graph.is_output(node.outlet(slot))]
+
+
+def _decides_sizes(graph, node):
+    """Whether the node's facts have symbols its inputs' have not (a Loop's trips, an
+    If's branch sizes): known values settle them, so such a node always folds."""
+    from .. import dims
+    found = set()
+    for fact in graph.input_facts(node):
+        for dim in fact.shape:
+            found |= dims.symbols(dim)
+    return any(dims.symbols(dim) - found for fact in node.outputs for dim in fact.shape)
 
 
 def _within_budget(graph, node):

@@ -29,6 +29,7 @@
 
 #include "base/error.h"
 #include "core/attr.h"
+#include "core/control.h"
 #include "core/model_build.h"
 #include "core/model_stages.h"
 #include "core/op.h"
@@ -225,6 +226,9 @@ static ember_status build_invocation(builder *b, const char *const *names, int c
     if (op == NULL)
         return ember_error_set(EMBER_ERROR_UNSUPPORTED, "%s:%d: node '%s': unknown op '%s'",
                                model->graph_origin, line, names[0], op_name);
+    if (op->flags & EMBER_OP_CONTROL)
+        return ember_error_set(EMBER_ERROR_INVALID, "%s:%d: node '%s': %s runs only as a "
+                               "stage of its own", model->graph_origin, line, names[0], op_name);
     if ((op->flags & EMBER_OP_DECIDES_SIZE) && !model->is_stage)
         return ember_error_set(EMBER_ERROR_INVALID, "%s:%d: node '%s': %s decides a size at "
                                "run time: its count must name a symbol declared with "
@@ -576,14 +580,48 @@ static ember_status plan_stages(ember_model *model)
 
 /* ---------------------------------------------------------------- entry points */
 
-static ember_status set_origin(ember_model *model, const char *origin)
+static ember_status set_origin(ember_model *model, const char *origin, const char *document)
 {
-    const size_t origin_size = strlen(origin) + sizeof ":graph.nnef";
+    const size_t origin_size = strlen(origin) + strlen(document) + 2;
     model->graph_origin = malloc(origin_size);
     if (model->graph_origin == NULL)
         return ember_error_set(EMBER_ERROR_MEMORY, "out of memory loading the plan");
-    snprintf(model->graph_origin, origin_size, "%s:graph.nnef", origin);
+    snprintf(model->graph_origin, origin_size, "%s:%s", origin, document);
     return EMBER_OK;
+}
+
+/* Parse and build the graph of archive entry `document` (graph.nnef, or a body's
+ * document) into `model`, whose archive is set. */
+static ember_status load_document(ember_model *model, const char *document)
+{
+    const char *origin = model->archive.origin ? model->archive.origin : "<plan>";
+    ember_status status = set_origin(model, origin, document);
+    const ember_archive_entry *graph = ember_archive_find(&model->archive, document);
+    if (status == EMBER_OK && graph == NULL)
+        status = ember_error_set(EMBER_ERROR_FORMAT, "%s: the plan has no %s", origin,
+                                 document);
+    if (status == EMBER_OK)
+        status = ember_nnef_parse((const char *)graph->data, graph->size, model->graph_origin,
+                                  &model->doc);
+    if (status == EMBER_OK)
+        status = read_symbols(model, &model->doc);
+    if (status == EMBER_OK) {
+        /* control flow runs as stages of a template, whatever its symbols */
+        model->symbolic = mentions_symbols(model, &model->doc) ||
+                          ember_control_mentioned(&model->doc);
+        builder b = {model, &model->doc, {NULL, NULL, 0, 0}};
+        status = read_properties(model, &model->doc);
+        if (status == EMBER_OK)
+            status = model->symbolic ? build_template(&b) : build_body(&b);
+        if (status == EMBER_OK && model->symbolic)
+            status = ember_control_load_bodies(model);
+        if (status == EMBER_OK && model->symbolic)
+            status = plan_stages(model);
+        ember_name_map_free(&b.names);
+    }
+    if (!model->symbolic)
+        ember_nnef_document_free(&model->doc); /* a concrete model needs no AST */
+    return status;
 }
 
 /* Entry point from the API: the archive is opened by the caller (path or buffer), the
@@ -599,29 +637,26 @@ ember_status ember_model_from_archive(ember_archive *archive, ember_model **out_
     /* The model owns the archive from here on: constants point into its entries. */
     model->archive = *archive;
     memset(archive, 0, sizeof *archive);
-
-    const char *origin = model->archive.origin ? model->archive.origin : "<plan>";
-    ember_status status = set_origin(model, origin);
-    const ember_archive_entry *graph = ember_archive_find(&model->archive, "graph.nnef");
-    if (status == EMBER_OK && graph == NULL)
-        status = ember_error_set(EMBER_ERROR_FORMAT, "%s: the plan has no graph.nnef", origin);
-    if (status == EMBER_OK)
-        status = ember_nnef_parse((const char *)graph->data, graph->size, model->graph_origin,
-                                  &model->doc);
-    if (status == EMBER_OK)
-        status = read_symbols(model, &model->doc);
-    if (status == EMBER_OK) {
-        model->symbolic = mentions_symbols(model, &model->doc);
-        builder b = {model, &model->doc, {NULL, NULL, 0, 0}};
-        status = read_properties(model, &model->doc);
-        if (status == EMBER_OK)
-            status = model->symbolic ? build_template(&b) : build_body(&b);
-        if (status == EMBER_OK && model->symbolic)
-            status = plan_stages(model);
-        ember_name_map_free(&b.names);
+    ember_status status = load_document(model, "graph.nnef");
+    if (status != EMBER_OK) {
+        ember_model_destroy(model);
+        return status;
     }
-    if (!model->symbolic)
-        ember_nnef_document_free(&model->doc); /* a concrete model needs no AST */
+    *out_model = model;
+    return EMBER_OK;
+}
+
+ember_status ember_model_load_body(const ember_model *parent, const char *document,
+                                   ember_model **out_model)
+{
+    ember_model *model = calloc(1, sizeof *model);
+    if (model == NULL)
+        return ember_error_set(EMBER_ERROR_MEMORY, "out of memory loading the plan");
+    model->archive = parent->archive;
+    model->archive_borrowed = 1;
+    model->parent = parent;
+    model->depth = parent->depth + 1;
+    ember_status status = load_document(model, document);
     if (status != EMBER_OK) {
         ember_model_destroy(model);
         return status;
@@ -640,7 +675,8 @@ ember_status ember_model_build_document(const ember_model *template_model,
     model->archive_borrowed = 1;
     model->is_stage = 1;
     ember_status status = set_origin(model, template_model->archive.origin
-                                                ? template_model->archive.origin : "<plan>");
+                                                ? template_model->archive.origin : "<plan>",
+                                     "graph.nnef");
     if (status == EMBER_OK) {
         builder b = {model, doc, {NULL, NULL, 0, 0}};
         status = read_properties(model, doc);
@@ -697,6 +733,12 @@ void ember_model_destroy(ember_model *model)
     free(model->output_facts);
     ember_stage_plan_free(model->stage_plan);
     free(model->stage_plan);
+    for (size_t i = 0; i < model->body_count; i++) {
+        ember_model_destroy(model->bodies[i]);
+        free(model->body_names[i]);
+    }
+    free(model->bodies);
+    free(model->body_names);
     ember_nnef_document_free(&model->doc);
     if (!model->archive_borrowed)
         ember_archive_close(&model->archive);

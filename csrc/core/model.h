@@ -94,7 +94,14 @@ struct ember_model {
     char **output_dim_texts;      /* template: output_count × EMBER_MAX_RANK */
     size_t template_node_count;   /* the operations of a template's graph */
     struct ember_stage_plan *stage_plan; /* template: its body in stages (model_stages.h) */
-    int archive_borrowed;         /* a specialisation reads its template's archive */
+    int archive_borrowed;         /* a specialisation or body reads its root's archive */
+    /* Control flow (core/control.h): the body graphs its ember_if / ember_loop run,
+     * loaded from documents of the archive, and where this model sits among them. */
+    struct ember_model **bodies;
+    char **body_names;            /* "then_3": the body read from then_3.nnef */
+    size_t body_count;
+    const struct ember_model *parent; /* the model whose op runs this body, or NULL */
+    int depth;                    /* bodies between this model and graph.nnef */
     int is_stage;                 /* built by ember_model_build_document */
 };
 
@@ -103,6 +110,11 @@ struct ember_model {
 ember_status ember_model_from_archive(ember_archive *archive, ember_model **out_model);
 
 void ember_model_destroy(ember_model *model);
+
+/* The body graph of archive entry `document` of `parent`'s plan (it borrows the archive:
+ * the root model must outlive it). */
+ember_status ember_model_load_body(const ember_model *parent, const char *document,
+                                   ember_model **out_model);
 
 /* A concrete model built from `doc` (a stage of a template, its symbols substituted:
  * core/model_stages.c). It borrows the template's archive, so the template must outlive

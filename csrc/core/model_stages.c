@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "core/control.h"
 #include "core/model_build.h"
 #include "core/op.h"
 #include "core/shape.h"
@@ -125,8 +126,9 @@ static int decided_symbols(const ember_model *model, const ember_nnef_assignment
 {
     const ember_nnef_expr *call = a->rvalue;
     const ember_op *op = call->kind == EMBER_NNEF_INVOCATION ? ember_op_find(op_of(call)) : NULL;
-    if (op == NULL || !(op->flags & EMBER_OP_DECIDES_SIZE))
+    if (op == NULL || !(op->flags & (EMBER_OP_DECIDES_SIZE | EMBER_OP_CONTROL)))
         return -2;
+    const int control = (op->flags & EMBER_OP_CONTROL) != 0; /* may decide no symbol */
     for (size_t i = 0; i < call->u.invocation.arg_count; i++) {
         const ember_nnef_arg *arg = &call->u.invocation.args[i];
         if (arg->name == NULL || strcmp(arg->name, "count") != 0)
@@ -136,14 +138,21 @@ static int decided_symbols(const ember_model *model, const ember_nnef_assignment
             symbols[0] = symbol_named(model, v);
             return symbols[0] < 0 ? -1 : 1;
         }
-        if (v->u.list.count == 0 || v->u.list.count > EMBER_MAX_SYMBOLS)
+        if ((v->u.list.count == 0 && !control) || v->u.list.count > EMBER_MAX_SYMBOLS)
             return -1;
         for (size_t k = 0; k < v->u.list.count; k++)
             if ((symbols[k] = symbol_named(model, v->u.list.items[k])) < 0)
                 return -1;
         return (int)v->u.list.count;
     }
-    return -1;
+    return control ? 0 : -1;
+}
+
+static int is_control(const ember_nnef_assignment *a)
+{
+    const ember_op *op = a->rvalue->kind == EMBER_NNEF_INVOCATION
+                             ? ember_op_find(op_of(a->rvalue)) : NULL;
+    return op != NULL && (op->flags & EMBER_OP_CONTROL);
 }
 
 /* ---------------------------------------------------------------- names */
@@ -199,6 +208,7 @@ static ember_status cut(planner *p)
 {
     ember_stage_plan *plan = p->plan;
     uint32_t pending = 0;
+    int after_control = 0;       /* a control op is a stage of its own */
     ember_status status = new_stage(plan);
     for (size_t a = 0; a < p->doc->graph_body_count && status == EMBER_OK; a++) {
         p->stage_of[a] = -1;
@@ -215,7 +225,9 @@ static ember_status cut(planner *p)
             own |= 1u << decided[i];
         uint32_t mentions = symbol_mask(p->model, assignment->rvalue) & ~own; /* its own
                                                                  count is not a use */
-        if ((state.cut || (mentions & pending)) && stage->body_count > 0) {
+        const int control = is_control(assignment);
+        if ((state.cut || (mentions & pending) || control || after_control) &&
+            stage->body_count > 0) {
             if ((status = new_stage(plan)) != EMBER_OK)
                 break;
             stage = &plan->stages[plan->stage_count - 1];
@@ -228,7 +240,8 @@ static ember_status cut(planner *p)
             return ember_error_set(EMBER_ERROR_INVALID, "%s:%d: a size-deciding op needs "
                                    "`count = <symbol>` (or a list of them) naming declared "
                                    "symbols", p->model->graph_origin, assignment->line);
-        for (int i = 0; i < decides; i++) {
+        after_control = control;
+        for (int i = 0; i < decides && !control; i++) {
             ember_stage_decider decider = {a, decided[i], (size_t)i};
             if (PUSH(stage->deciders, stage->decider_count, decider) != 0)
                 return oom();
@@ -370,6 +383,33 @@ static ember_status collect(planner *p)
     return status;
 }
 
+/* Each control op's description (core/control.h); its operands must be computed values
+ * or inputs, which the runnable names (a constant is copied first by the writer). */
+static ember_status describe_controls(planner *p)
+{
+    ember_stage_plan *plan = p->plan;
+    for (size_t s = 0; s < plan->stage_count; s++) {
+        ember_stage *stage = &plan->stages[s];
+        if (stage->body_count != 1)
+            continue;
+        ember_status status = ember_control_describe(p->model, plan, stage->body[0],
+                                                     &stage->control);
+        if (status != EMBER_OK)
+            return status;
+        const ember_control *c = stage->control;
+        for (size_t i = 0; c != NULL && i < c->operand_count + 2; i++) {
+            const ember_control_operand *o = i < c->operand_count ? &c->operands[i]
+                                             : i == c->operand_count ? &c->cond : &c->trip_count;
+            if (o->name >= 0 && p->kind[plan->names[o->name].assignment] == DEF_CONST)
+                return ember_error_set(EMBER_ERROR_INVALID, "%s:%d: a control op takes "
+                                       "computed values or inputs; '%s' is a constant",
+                                       p->model->graph_origin, c->assignment->line,
+                                       plan->names[o->name].name);
+        }
+    }
+    return EMBER_OK;
+}
+
 ember_status ember_stage_plan_build(const ember_model *template_model, ember_stage_plan *plan)
 {
     const ember_nnef_document *doc = &template_model->doc;
@@ -386,6 +426,8 @@ ember_status ember_stage_plan_build(const ember_model *template_model, ember_sta
         status = cut(&p);
     if (status == EMBER_OK)
         status = collect(&p);
+    if (status == EMBER_OK)
+        status = describe_controls(&p);
     ember_name_map_free(&p.names);
     free(p.kind);
     free(p.stage_of);
@@ -404,6 +446,7 @@ void ember_stage_plan_free(ember_stage_plan *plan)
         free(plan->stages[s].live_in);
         free(plan->stages[s].live_out);
         free(plan->stages[s].deciders);
+        ember_control_free(plan->stages[s].control);
     }
     free(plan->stages);
     free(plan->names);

@@ -48,6 +48,7 @@ typedef struct ember_stage {
     size_t live_out_count;
     ember_stage_decider *deciders;
     size_t decider_count;
+    struct ember_control *control; /* a stage of one control op (core/control.h), or NULL */
 } ember_stage;
 
 typedef struct ember_stage_plan {

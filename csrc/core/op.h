@@ -56,6 +56,10 @@ enum {
      * built with count = -1; infer gives the largest possible shape, run writes the
      * actual one into io->output[…].shape and `decided_count` reads it back. */
     EMBER_OP_DECIDES_SIZE = 1u << 2,
+    /* Control flow (ember_if, ember_loop: core/control.h): the op runs body graphs, as a
+     * stage of its own; it has no infer or run, and the shapes it gives bind the symbols
+     * of its `count`. */
+    EMBER_OP_CONTROL = 1u << 3,
 };
 
 /* Work folded into a GEMM-based op from the nodes that consumed its result:

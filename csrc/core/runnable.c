@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "core/control.h"
 #include "core/op.h"
 
 static ember_status oom(void)
@@ -30,7 +31,8 @@ ember_status ember_runnable_create(const ember_model *model, ember_runnable **ou
         runnable->cache = calloc(runnable->cache_size + 1, sizeof *runnable->cache);
         runnable->named = calloc(plan->name_count + 1, sizeof *runnable->named);
         runnable->outputs = calloc(model->output_count + 1, sizeof *runnable->outputs);
-        if (!runnable->cache || !runnable->named || !runnable->outputs)
+        runnable->controls = calloc(plan->stage_count + 1, sizeof *runnable->controls);
+        if (!runnable->cache || !runnable->named || !runnable->outputs || !runnable->controls)
             status = oom();
     }
     if (status != EMBER_OK) {
@@ -57,6 +59,9 @@ void ember_runnable_destroy(ember_runnable *runnable)
     for (size_t i = 0; i < runnable->cache_size; i++)
         release(&runnable->cache[i]);
     free(runnable->cache);
+    for (size_t s = 0; runnable->controls && s < runnable->model->stage_plan->stage_count; s++)
+        ember_control_state_free(runnable->controls[s]);
+    free(runnable->controls);
     free(runnable->named);
     free(runnable->outputs);
     ember_packed_store_free(&runnable->packed);
@@ -147,6 +152,8 @@ static ember_status run_stage(ember_runnable *runnable, size_t s, ember_binding 
 {
     const ember_stage_plan *plan = runnable->model->stage_plan;
     const ember_stage *stage = &plan->stages[s];
+    if (stage->control != NULL)
+        return ember_control_run(runnable, s, binding);
     ember_tensor inputs[64];
     ember_tensor *live_in = stage->live_in_count <= 64
                                 ? inputs : malloc(stage->live_in_count * sizeof *live_in);
@@ -228,6 +235,8 @@ size_t ember_runnable_bytes(const ember_runnable *runnable)
         return runnable->instance->arena_bytes + runnable->instance->packed_bytes +
                runnable->packed.bytes;
     size_t total = runnable->packed.bytes;
+    for (size_t s = 0; s < runnable->model->stage_plan->stage_count; s++)
+        total += ember_control_state_bytes(runnable->controls[s]);
     for (size_t i = 0; i < runnable->cache_size; i++)
         if (runnable->cache[i].instance != NULL)
             total += runnable->cache[i].instance->arena_bytes +

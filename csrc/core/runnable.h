@@ -45,6 +45,7 @@ struct ember_runnable {
     size_t cache_size;
     ember_tensor *named;         /* per name id of the stage plan: its tensor in this run */
     ember_tensor *outputs;       /* per graph output, after the last complete run */
+    struct ember_control_state **controls; /* per stage: a control stage's state, or NULL */
     int has_run;
     uint64_t clock;
 };

@@ -60,6 +60,8 @@
     X(scatter_elements) X(scatter_nd) X(gather_nd)                                         \
     /* linalg.c */                                                                         \
     X(det)                                                                                 \
+    /* core/control.c */                                                                   \
+    X(ember_if) X(ember_loop)                                                              \
     /* recurrent.c */                                                                      \
     X(ember_lstm) X(ember_gru) X(ember_rnn)                                                \
     /* grid_sample.c */                                                                    \

@@ -201,13 +201,17 @@ def test_unsupported_loop_names_the_node_and_the_value():
         cook_onnx.load(model).into_model()
 
 
-def test_loop_has_no_plan_form():
+def test_loop_writes_ember_loop_with_its_body_and_reads_back():
     model = make_model([loop_node(["M", "", "y"], ["y_final", "ys"], scale_body())],
                        {"y": ((2, 3), np.float32)}, ["y_final", "ys"],
                        {"M": np.asarray(2, np.int64)})
     cooked = cook_onnx.load(model).into_model()
-    with pytest.raises(UnsupportedOp, match="Loop runs a subgraph: it is cook-only"):
-        cook_nnef.to_tar_bytes(cooked)
+    files = cook_nnef.plan_files(cooked)
+    assert "ember_loop(2, true," in files["graph.nnef"].decode()
+    assert [f for f in files if f.endswith(".nnef") and f != "graph.nnef"]
+    y = np.arange(6, dtype=np.float32).reshape(2, 3)
+    assert_close(cook_nnef.load(cook_nnef.to_tar_bytes(cooked)).run_reference([y]),
+                 cooked.run_reference([y]))
 
 
 TORCH_LOOP = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),

@@ -33,11 +33,12 @@ def cook(case, directory):
     """The plan and the .npy inputs of one case; None if it has no input to feed."""
     from ember.cook.onnx import conformance
     from ember.cook import UnsupportedOp
+    from ember.cook.errors import ShapeError
     model, inputs, _ = case.load()
     try:
         typed = conformance.typed_model(model, inputs)
         ember.nnef().write_model_to_tar(typed, os.path.join(directory, "probe.tar"))
-    except UnsupportedOp:      # attribute-like inputs: fixed as values (still fed), as the
+    except (UnsupportedOp, ShapeError):  # attribute-like inputs: fixed as values (still fed), as the
         typed = conformance.typed_model(model, inputs, freeze=True)
     plan = os.path.join(directory, case.name + ".nnef.tar")
     ember.nnef().write_model_to_tar(typed, plan)
