@@ -123,3 +123,35 @@ def run_under_qemu(arch, argv, cpu=None, **kw):
     kw.setdefault("capture_output", True)
     kw.setdefault("text", True)
     return subprocess.run(qemu_command(arch, argv, cpu), **kw)
+
+
+def compare_plan(arch, plan, inputs, n_outputs, directory, name, rtol=1e-5, atol=1e-6):
+    """Run `plan` on the .npy `inputs` with the host's and the target's ember-run; returns
+    a description of how the target's outputs differ, or None when they match (floats
+    within rtol/atol, the rest exactly)."""
+    import subprocess
+
+    import numpy as np
+    host_run = os.path.join(ROOT, "build", "host", "ember-run")
+    target_run = os.path.join(ROOT, "build", arch, "ember-run")
+    args = [a for path in inputs for a in ("-i", path)]
+    host_out = [os.path.join(directory, f"{name}.host{i}.npy") for i in range(n_outputs)]
+    arm_out = [os.path.join(directory, f"{name}.{arch}{i}.npy") for i in range(n_outputs)]
+    host = subprocess.run([host_run, plan] + args + [a for p in host_out for a in ("-o", p)],
+                          capture_output=True, text=True, timeout=120)
+    assert host.returncode == 0, f"{name} on the host: {host.stderr}"
+    result = run_under_qemu(arch, [target_run, plan] + args +
+                            [a for p in arm_out for a in ("-o", p)], timeout=300)
+    if result.returncode != 0:
+        return f"exit {result.returncode}: {result.stderr.strip()[:200]}"
+    for h, a in zip(host_out, arm_out):
+        want, got = np.load(h), np.load(a)
+        if got.dtype != want.dtype or got.shape != want.shape:
+            return f"{got.dtype}{got.shape}, host {want.dtype}{want.shape}"
+        if want.dtype.kind in "fc":
+            if not np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
+                worst = np.nanmax(np.abs(got.astype(np.float64) - want))
+                return f"differs by {worst:.3g}"
+        elif not np.array_equal(got, want):
+            return "integer outputs differ"
+    return None

@@ -4,7 +4,6 @@ into a plan, run by the cross-built ember-run on the test's inputs, and must giv
 the host's C runtime gives (floats within 1e-5 relative, the rest exactly): the portable
 references and the NEON kernels against the x86 build, op by op."""
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -50,42 +49,16 @@ def cook(case, directory):
     return plan, paths, len(typed.output_facts())
 
 
-def run_ember_run(command, timeout=120):
-    return subprocess.run(command, capture_output=True, text=True, timeout=timeout)
-
-
 @pytest.mark.parametrize("arch", ["aarch64", "armv7"])
 def test_every_op_matches_the_host_under_qemu(arch, tmp_path):
     cross.require_cross(arch)
     cross.cross_build(arch)
-    host_run = os.path.join(ROOT, "build", "host", "ember-run")
-    target_run = os.path.join(ROOT, "build", arch, "ember-run")
     failures, checked = [], 0
     for op_type, case in sorted(one_case_per_op().items()):
         plan, inputs, n_outputs = cook(case, str(tmp_path))
-        args = [a for path in inputs for a in ("-i", path)]
-        host_out = [str(tmp_path / f"{case.name}.host{i}.npy") for i in range(n_outputs)]
-        arm_out = [str(tmp_path / f"{case.name}.{arch}{i}.npy") for i in range(n_outputs)]
-        host = run_ember_run([host_run, plan] + args +
-                             [a for p in host_out for a in ("-o", p)])
-        assert host.returncode == 0, f"{case.name} on the host: {host.stderr}"
-        result = cross.run_under_qemu(arch, [target_run, plan] + args +
-                                      [a for p in arm_out for a in ("-o", p)], timeout=300)
-        if result.returncode != 0:
-            failures.append(f"{op_type} ({case.name}): exit {result.returncode}: "
-                            f"{result.stderr.strip()[:200]}")
-            continue
-        for h, a in zip(host_out, arm_out):
-            want, got = np.load(h), np.load(a)
-            if got.dtype != want.dtype or got.shape != want.shape:
-                failures.append(f"{op_type} ({case.name}): {got.dtype}{got.shape}, host "
-                                f"{want.dtype}{want.shape}")
-            elif want.dtype.kind in "fc":
-                if not np.allclose(got, want, rtol=1e-5, atol=1e-6, equal_nan=True):
-                    worst = np.nanmax(np.abs(got.astype(np.float64) - want))
-                    failures.append(f"{op_type} ({case.name}): differs by {worst:.3g}")
-            elif not np.array_equal(got, want):
-                failures.append(f"{op_type} ({case.name}): integer outputs differ")
+        problem = cross.compare_plan(arch, plan, inputs, n_outputs, str(tmp_path), case.name)
+        if problem:
+            failures.append(f"{op_type} ({case.name}): {problem}")
         checked += 1
     assert checked > 0
     assert not failures, f"{len(failures)} of {checked} ops differ on {arch}:\n" + \
