@@ -63,18 +63,18 @@ def engines(model, feeds, fact):
               "onnxruntime": lambda: session.run(None, feeds)}
     try:
         import tract
-        tm = tract.onnx().model_for_path(model) if isinstance(model, str) else None
-        if tm is None:
+        path = model
+        if not isinstance(model, str):
             import tempfile
             path = os.path.join(tempfile.mkdtemp(), "m.onnx")
             with open(path, "wb") as handle:
                 handle.write(source)
-            tm = tract.onnx().model_for_path(path)
+        tm = tract.onnx().load(path)
         for index, name in enumerate(names):
             value = feeds[name]
             tm.set_input_fact(index, ",".join(map(str, value.shape)) +
                               {np.float32: ",f32", np.int64: ",i64"}[value.dtype.type])
-        tract_runnable = tm.into_optimized().into_runnable()
+        tract_runnable = tm.into_model().into_runnable()
         result["tract"] = lambda: tract_runnable.run(inputs)
     except Exception as error:       # noqa: BLE001 (report, measure the others)
         print(f"  tract: {type(error).__name__}: {str(error)[:120]}")
