@@ -15,6 +15,7 @@ rewrite removes it first (a Broadcast its consumers broadcast anyway). Ops marke
 `foldable = False` (Dequantize: quantized weights stay quantized) never get a value, so
 they are never folded here.
 """
+from .. import dims
 from ..ir import Patch
 from ..ops.source import Const, Source
 
@@ -58,7 +59,6 @@ def _used_outputs(graph, node):
 def _decides_sizes(graph, node):
     """Whether the node's facts have symbols its inputs' have not (a Loop's trips, an
     If's branch sizes): known values settle them, so such a node always folds."""
-    from .. import dims
     found = set()
     for fact in graph.input_facts(node):
         for dim in fact.shape:

@@ -114,52 +114,54 @@ ember_status ember_attr_string(const ember_node *node, const char *name,
 
 /* Lists are bounded by the caller's fixed array (usually EMBER_MAX_RANK entries), so the
  * attribute structs stay flat and are freed with one free(). */
-ember_status ember_attr_int_list(const ember_node *node, const char *name,
-                                 const ember_nnef_expr *e, int64_t *out, int capacity,
-                                 int *out_count)
+/* The shared part of the list readers: absent → count 0; a list of at most `capacity`
+ * entries, each read by `item` (what names the expected kind in messages). */
+static ember_status attr_list(const ember_node *node, const char *name, const ember_nnef_expr *e,
+                              int capacity, const char *what, int *out_count,
+                              int (*item)(const ember_nnef_expr *, void *, size_t), void *out)
 {
     *out_count = 0;
     if (e == NULL)
         return EMBER_OK;
     if (e->kind != EMBER_NNEF_ARRAY)
         return ember_node_error(node, EMBER_ERROR_INVALID,
-                                "attribute '%s' must be a list of integers", name);
+                                "attribute '%s' must be a list of %s", name, what);
     if (e->u.list.count > (size_t)capacity)
         return ember_node_error(node, EMBER_ERROR_UNSUPPORTED,
                                 "attribute '%s' has %zu entries, at most %d are supported",
                                 name, e->u.list.count, capacity);
     for (size_t i = 0; i < e->u.list.count; i++)
-        if (!expr_int(e->u.list.items[i], &out[i]))
+        if (!item(e->u.list.items[i], out, i))
             return ember_node_error(node, EMBER_ERROR_INVALID,
-                                    "attribute '%s' must be a list of integers (entry %zu)",
-                                    name, i);
+                                    "attribute '%s' must be a list of %s (entry %zu)", name,
+                                    what, i);
     *out_count = (int)e->u.list.count;
     return EMBER_OK;
+}
+
+static int int_item(const ember_nnef_expr *e, void *out, size_t i)
+{
+    return expr_int(e, (int64_t *)out + i);
+}
+
+static int number_item(const ember_nnef_expr *e, void *out, size_t i)
+{
+    int is_integer;
+    return ember_expr_number(e, (double *)out + i, &is_integer);
+}
+
+ember_status ember_attr_int_list(const ember_node *node, const char *name,
+                                 const ember_nnef_expr *e, int64_t *out, int capacity,
+                                 int *out_count)
+{
+    return attr_list(node, name, e, capacity, "integers", out_count, int_item, out);
 }
 
 ember_status ember_attr_float_list(const ember_node *node, const char *name,
                                    const ember_nnef_expr *e, double *out, int capacity,
                                    int *out_count)
 {
-    *out_count = 0;
-    if (e == NULL)
-        return EMBER_OK;
-    if (e->kind != EMBER_NNEF_ARRAY)
-        return ember_node_error(node, EMBER_ERROR_INVALID,
-                                "attribute '%s' must be a list of numbers", name);
-    if (e->u.list.count > (size_t)capacity)
-        return ember_node_error(node, EMBER_ERROR_UNSUPPORTED,
-                                "attribute '%s' has %zu entries, at most %d are supported",
-                                name, e->u.list.count, capacity);
-    for (size_t i = 0; i < e->u.list.count; i++) {
-        int is_integer;
-        if (!ember_expr_number(e->u.list.items[i], &out[i], &is_integer))
-            return ember_node_error(node, EMBER_ERROR_INVALID,
-                                    "attribute '%s' must be a list of numbers (entry %zu)",
-                                    name, i);
-    }
-    *out_count = (int)e->u.list.count;
-    return EMBER_OK;
+    return attr_list(node, name, e, capacity, "numbers", out_count, number_item, out);
 }
 
 /* NNEF padding is a list of (before, after) tuples, one per padded dim. Negative padding

@@ -21,6 +21,7 @@ typedef struct owned_tensor {
 
 struct ember_control_state {
     ember_runnable *bodies[2];
+    ember_tensor *inputs;        /* the bodies' inputs: (loop: iteration, condition) operands */
     owned_tensor *carried[2];    /* loops: carried values, double-buffered */
     owned_tensor *scans;         /* loops: stacked scan outputs */
     int64_t iteration;           /* the body's first two inputs */
@@ -43,6 +44,7 @@ void ember_control_state_free(ember_control_state *state)
     for (size_t i = 0; state->scans && state->scans[i].capacity; i++)
         free(state->scans[i].tensor.data);
     free(state->scans);
+    free(state->inputs);
     free(state);
 }
 
@@ -81,8 +83,9 @@ static ember_status state_for(ember_runnable *runnable, const ember_control *c,
     state->carried[0] = calloc(c->carried_count + 1, sizeof(owned_tensor));
     state->carried[1] = calloc(c->carried_count + 1, sizeof(owned_tensor));
     state->scans = calloc(scans, sizeof(owned_tensor));
-    ember_status status = state->carried[0] && state->carried[1] && state->scans ? EMBER_OK
-                                                                                   : oom();
+    state->inputs = calloc(2 + c->operand_count + 1, sizeof(ember_tensor));
+    ember_status status = state->carried[0] && state->carried[1] && state->scans &&
+                                  state->inputs ? EMBER_OK : oom();
     for (int b = 0; b < 2 && status == EMBER_OK; b++) {
         if (b == 1 && c->bodies[1] == c->bodies[0])
             state->bodies[1] = state->bodies[0];
@@ -333,16 +336,13 @@ ember_status ember_control_run(ember_runnable *runnable, size_t s, ember_binding
     ember_status status = state_for(runnable, c, &runnable->controls[s]);
     if (status != EMBER_OK)
         return status;
+    ember_control_state *state = runnable->controls[s];
     const size_t first = c->kind == EMBER_CONTROL_LOOP ? 2 : 0;
-    ember_tensor *inputs = calloc(first + c->operand_count + 1, sizeof *inputs);
-    if (inputs == NULL)
-        return oom();
     for (size_t i = 0; i < c->operand_count; i++)
-        inputs[first + i] = runnable->named[c->operands[i].name];
+        state->inputs[first + i] = runnable->named[c->operands[i].name];
     status = c->kind == EMBER_CONTROL_IF
-                 ? run_if(runnable, c, runnable->controls[s], inputs)
-                 : run_loop(runnable, c, runnable->controls[s], inputs, binding);
-    free(inputs);
+                 ? run_if(runnable, c, state, state->inputs)
+                 : run_loop(runnable, c, state, state->inputs, binding);
     if (status == EMBER_OK)
         status = bind_results(runnable, c, binding);
     return status;

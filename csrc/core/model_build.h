@@ -48,6 +48,19 @@ int ember_name_map_get(const name_map *map, const char *key);
 /* Add `key` (absent; the map borrows the string). */
 ember_status ember_name_map_put(name_map *map, const char *key, int id);
 void ember_name_map_free(name_map *map);
+/* The value of property `key` of the tract_core_properties fragment, or NULL. */
+const ember_nnef_expr *ember_find_property(const ember_nnef_document *doc, const char *key);
+/* The graph's declared inputs and outputs (their values found by name). */
+ember_status ember_bind_graph_ends(builder *b, int is_template);
+
+/* ---- model_template.c */
+
+/* The declared symbols (`extension tract_symbol`) into model->symbols. */
+ember_status ember_read_symbols(ember_model *model, const ember_nnef_document *doc);
+/* Whether the graph body mentions a declared symbol. */
+int ember_mentions_symbols(const ember_model *model, const ember_nnef_document *doc);
+/* A template's interface: inputs with their dim expressions, the declared output facts. */
+ember_status ember_build_template(builder *b);
 
 /* ---- model_values.c */
 

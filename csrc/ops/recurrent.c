@@ -31,6 +31,7 @@
 #include "core/attr.h"
 #include "core/op.h"
 #include "core/shape.h"
+#include "ops/activation.h"
 #include "ops/ops.h"
 
 enum { LSTM, GRU, RNN };
@@ -39,24 +40,10 @@ enum { X, W, R, B, LENS, INITIAL_H, INITIAL_C, PEEPHOLES };
 static const int gate_count[] = {4, 3, 1};
 static const int function_count[] = {3, 2, 1};
 
-typedef enum activation_kind {
-    ACT_SIGMOID, ACT_TANH, ACT_RELU, ACT_AFFINE, ACT_LEAKY_RELU, ACT_THRESHOLDED_RELU,
-    ACT_SCALED_TANH, ACT_HARD_SIGMOID, ACT_ELU, ACT_SOFTSIGN, ACT_SOFTPLUS
-} activation_kind;
-
-static const char *const activation_names[] = {
-    "sigmoid", "tanh", "relu", "affine", "leakyrelu", "thresholdedrelu", "scaledtanh",
-    "hardsigmoid", "elu", "softsign", "softplus"};
-
-typedef struct activation {
-    activation_kind kind;
-    float alpha, beta;
-} activation;
-
 typedef struct recurrent_attributes {
     int directions;          /* 1 or 2 */
     int reverse;             /* a single direction running from the last step */
-    activation functions[2][3];
+    ember_activation functions[2][3];
     int clipped;
     float clip;
     int input_forget, linear_before_reset;
@@ -91,19 +78,12 @@ static int first_attribute(int variant)
 
 /* ---------------------------------------------------------------- parse */
 
-/* ONNX's defaults of the functions that take an alpha or a beta. */
-static void activation_defaults(activation *a)
-{
-    a->alpha = a->kind == ACT_LEAKY_RELU ? 0.01f : a->kind == ACT_HARD_SIGMOID ? 0.2f : 1.0f;
-    a->beta = a->kind == ACT_HARD_SIGMOID ? 0.5f : a->kind == ACT_SCALED_TANH ? 1.0f : 0.0f;
-}
-
 static ember_status parse_functions(const ember_node *node, const ember_nnef_expr *list,
                                     const ember_nnef_expr *alphas,
                                     const ember_nnef_expr *betas, recurrent_attributes *a)
 {
     const int per = function_count[node->op->variant], count = per * a->directions;
-    static const activation_kind defaults[3][3] = {
+    static const ember_activation_kind defaults[3][3] = {
         {ACT_SIGMOID, ACT_TANH, ACT_TANH}, {ACT_SIGMOID, ACT_TANH}, {ACT_TANH}};
     for (int i = 0; i < count; i++)
         a->functions[i / per][i % per].kind = defaults[node->op->variant][i % per];
@@ -117,14 +97,9 @@ static ember_status parse_functions(const ember_node *node, const ember_nnef_exp
                                                     list->u.list.items[i], NULL, &name);
             if (status != EMBER_OK)
                 return status;
-            size_t k = 0;
-            while (k < sizeof activation_names / sizeof *activation_names &&
-                   strcmp(activation_names[k], name) != 0)
-                k++;
-            if (k == sizeof activation_names / sizeof *activation_names)
+            if (!ember_activation_find(name, &a->functions[i / per][i % per].kind))
                 return ember_node_error(node, EMBER_ERROR_UNSUPPORTED,
                                         "unknown activation '%s'", name);
-            a->functions[i / per][i % per].kind = (activation_kind)k;
         }
     }
     double alpha[6], beta[6];
@@ -139,8 +114,8 @@ static ember_status parse_functions(const ember_node *node, const ember_nnef_exp
         return ember_node_error(node, EMBER_ERROR_INVALID, "activation_alpha and "
                                 "activation_beta give one value per function (%d)", count);
     for (int i = 0; i < count; i++) {
-        activation *f = &a->functions[i / per][i % per];
-        activation_defaults(f);
+        ember_activation *f = &a->functions[i / per][i % per];
+        ember_activation_defaults(f);
         if (alpha_count)
             f->alpha = (float)alpha[i];
         if (beta_count)
@@ -376,42 +351,12 @@ static ember_status recurrent_prepare(ember_prepare_context *ctx, void **out)
     return EMBER_OK;
 }
 
-static void recurrent_free(void *p)
-{
-    free(p);
-}
-
 /* ---------------------------------------------------------------- run */
 
-static void activate(const recurrent_prepared *p, const activation *f, float *x, size_t n)
+static void activate(const recurrent_prepared *p, const ember_activation *f, float *x,
+                     size_t n)
 {
-    const float alpha = f->alpha, beta = f->beta;
-    switch (f->kind) {
-    case ACT_SIGMOID: p->sigmoid(n, x, x); return;
-    case ACT_TANH: p->tanh_(n, x, x); return;
-    case ACT_SCALED_TANH:
-        for (size_t i = 0; i < n; i++)
-            x[i] *= beta;
-        p->tanh_(n, x, x);
-        for (size_t i = 0; i < n; i++)
-            x[i] *= alpha;
-        return;
-    default: break;
-    }
-    for (size_t i = 0; i < n; i++) {
-        const float v = x[i];
-        switch (f->kind) {
-        case ACT_RELU: x[i] = v > 0.0f ? v : 0.0f; break;
-        case ACT_AFFINE: x[i] = alpha * v + beta; break;
-        case ACT_LEAKY_RELU: x[i] = v >= 0.0f ? v : alpha * v; break;
-        case ACT_THRESHOLDED_RELU: x[i] = v > alpha ? v : 0.0f; break;
-        case ACT_HARD_SIGMOID: x[i] = fminf(fmaxf(alpha * v + beta, 0.0f), 1.0f); break;
-        case ACT_ELU: x[i] = v >= 0.0f ? v : alpha * (expf(v) - 1.0f); break;
-        case ACT_SOFTSIGN: x[i] = v / (1.0f + fabsf(v)); break;
-        case ACT_SOFTPLUS: x[i] = v > 20.0f ? v : log1pf(expf(v)); break;
-        default: break;
-        }
-    }
+    ember_activation_apply(f, p->sigmoid, p->tanh_, x, n);
 }
 
 static void clip_span(const recurrent_attributes *a, float *x, size_t n)
@@ -425,7 +370,7 @@ static void clip_span(const recurrent_attributes *a, float *x, size_t n)
 typedef struct direction_run {
     const recurrent_prepared *p;
     const recurrent_attributes *a;
-    const activation *f;         /* this direction's functions */
+    const ember_activation *f;   /* this direction's functions */
     const float *packed_r, *peepholes, *bias_h;
     float *projected, *h, *c, *temp, *reset, *packed_h;
     const ember_tensor *lens;
@@ -443,10 +388,9 @@ static int active(const direction_run *run, int64_t t, int64_t item)
 
 /* z += state · R^T for `columns` gate columns of each batch row (row stride `stride`). */
 static void add_product(const recurrent_prepared *p, const float *packed_a,
-                        const float *packed_b, size_t columns, float *z, size_t stride,
-                        const float *bias)
+                        const float *packed_b, size_t columns, float *z, size_t stride)
 {
-    const ember_f32_gemm_params params = {NULL, bias, bias == NULL, -INFINITY, INFINITY};
+    const ember_f32_gemm_params params = {NULL, NULL, 1, -INFINITY, INFINITY};
     ember_f32_gemm_packed(p->kernel, (size_t)p->batch, columns, (size_t)p->h, packed_a,
                           packed_b, z, stride * sizeof(float), &params);
 }
@@ -486,7 +430,7 @@ static void gru_step(const direction_run *run, float *z_rows, int64_t t, float *
     const recurrent_prepared *p = run->p;
     const size_t n = (size_t)p->h, gh = 3 * n, batch = (size_t)p->batch;
     const size_t zr_floats = ember_f32_packed_b_floats(p->kernel->nr, n, 2 * n);
-    add_product(p, run->packed_h, run->packed_r, 2 * n, z_rows, gh, NULL);
+    add_product(p, run->packed_h, run->packed_r, 2 * n, z_rows, gh);
     for (size_t b = 0; b < batch; b++) {
         float *z = z_rows + b * gh;
         clip_span(run->a, z, 2 * n);
@@ -503,7 +447,7 @@ static void gru_step(const direction_run *run, float *z_rows, int64_t t, float *
             z_rows[(i / n) * gh + 2 * n + i % n] += run->reset[i] * run->temp[i];
     } else {
         ember_f32_pack_a(p->kernel->mr, batch, n, run->reset, n, 1, run->packed_h);
-        add_product(p, run->packed_h, run->packed_r + zr_floats, n, z_rows + 2 * n, gh, NULL);
+        add_product(p, run->packed_h, run->packed_r + zr_floats, n, z_rows + 2 * n, gh);
     }
     for (size_t b = 0; b < batch; b++) {
         float *z = z_rows + b * gh, *candidate = z + 2 * n, *h = run->h + b * n;
@@ -525,7 +469,7 @@ static void step(const direction_run *run, int variant, float *z_rows, int64_t t
 {
     const recurrent_prepared *p = run->p;
     const size_t n = (size_t)p->h, gh = (size_t)gate_count[variant] * n;
-    add_product(p, run->packed_h, run->packed_r, gh, z_rows, gh, NULL);
+    add_product(p, run->packed_h, run->packed_r, gh, z_rows, gh);
     for (size_t b = 0; b < (size_t)p->batch; b++) {
         float *z = z_rows + b * gh, *h = run->h + b * n, *y = y_rows + b * y_stride;
         if (!active(run, t, (int64_t)b)) {
@@ -633,7 +577,7 @@ static void recurrent_run(const ember_node *node, void *prepared, const ember_op
     {.name = op_name, .variant = VARIANT, .params = params_,                               \
      .param_count = sizeof params_ / sizeof params_[0], .parse = recurrent_parse,          \
      .infer = recurrent_infer, .prepare = recurrent_prepare, .run = recurrent_run,         \
-     .free_prepared = recurrent_free, .max_outputs = VARIANT == LSTM ? 3 : 2}
+     .free_prepared = free, .max_outputs = VARIANT == LSTM ? 3 : 2}
 
 const ember_op ember_op_ember_lstm = RECURRENT_OP("ember_lstm", LSTM, lstm_params);
 const ember_op ember_op_ember_gru = RECURRENT_OP("ember_gru", GRU, gru_params);
