@@ -211,7 +211,8 @@ def _atom_dim(atom):
 
 def symbol(name):
     """The dimension made of one symbol."""
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name or ""):
+    # dots inside a name too: tract names symbols after ONNX dims ("batch.size")
+    if not re.fullmatch(r"[A-Za-z_](?:[A-Za-z0-9_]|\.(?=[A-Za-z0-9_]))*", name or ""):
         raise CookError(f"invalid symbol name {name!r}")
     return _atom_dim(("sym", name))
 
@@ -443,7 +444,7 @@ def to_str(dim):
     return "".join(parts)
 
 
-_TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z0-9_]*)|(.))")
+_TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_](?:[A-Za-z0-9_]|\.(?=[A-Za-z0-9_]))*)|(.))")
 
 
 def shape_str(shape):

@@ -223,3 +223,30 @@ EMBER_API size_t ember_runnable_memory_bytes(const ember_runnable *runnable)
 {
     return runnable ? ember_runnable_bytes(runnable) : 0;
 }
+
+EMBER_API ember_status ember_nnef_flatten_text(const char *text, size_t size,
+                                               const char *origin, char **out_text,
+                                               size_t *out_size)
+{
+    if ((text == NULL && size) || out_text == NULL || out_size == NULL)
+        return ember_error_set(EMBER_ERROR_ARGUMENT, "ember_nnef_flatten_text: NULL argument");
+    *out_text = NULL;
+    *out_size = 0;
+    origin = origin ? origin : "<text>";
+    ember_nnef_document doc;
+    ember_status status = ember_nnef_parse(text, size, origin, &doc);
+    if (status != EMBER_OK)
+        return status;
+    status = ember_nnef_flatten(&doc, origin);
+    if (status == EMBER_OK)
+        status = ember_nnef_print(&doc, out_text, out_size);
+    ember_nnef_document_free(&doc);
+    if (status == EMBER_OK)
+        ember_error_clear();
+    return status;
+}
+
+EMBER_API void ember_text_free(char *text)
+{
+    free(text);
+}

@@ -195,6 +195,19 @@ EMBER_API ember_status ember_runnable_output(const ember_runnable *runnable, siz
 /* Bytes of working memory (activations arena and packed weights) held by the runnable. */
 EMBER_API size_t ember_runnable_memory_bytes(const ember_runnable *runnable);
 
+/* ---- tooling ---- */
+
+/* NNEF text (a graph document) in the flat form the loader builds models from:
+ * compound fragments (the document's own and the NNEF standard library's) inlined,
+ * operators and nested invocations as invocations of their own. The Python reader reads
+ * plans through this, so that it and the loader accept the same grammar. `origin` names
+ * the text in error messages. On success *out_text is a malloc'd NUL-terminated string
+ * of *out_size bytes, to free with ember_text_free. */
+EMBER_API ember_status ember_nnef_flatten_text(const char *text, size_t size,
+                                               const char *origin, char **out_text,
+                                               size_t *out_size);
+EMBER_API void ember_text_free(char *text);
+
 #ifdef __cplusplus
 }
 #endif

@@ -89,3 +89,9 @@ def from_bytes(blob, name="<dat>"):
         return bits_array.astype(np.bool_).reshape(shape)
     dtype = np.dtype(_READ_TYPES[(code, bits)]).newbyteorder("<")
     return np.frombuffer(payload, dtype).astype(dtype.newbyteorder("="), copy=True).reshape(shape)
+
+
+def label_path(label):
+    """The archive entry of a variable's label: "<label>.dat", relative to the archive's
+    root (tract writes label "/stem/conv/Conv.bias" and the file stem/conv/Conv.bias.dat)."""
+    return label.lstrip("/") + ".dat"

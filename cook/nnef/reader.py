@@ -15,8 +15,9 @@ from ..ir import Graph, Outlet
 from ..model import TypedModel
 from ..ops import NNEF_READERS
 from ..ops.shape import Reshape
+from ..ops.source import Const
 from . import dat
-from .syntax import Arith, Identifier, Invocation, parse
+from .syntax import Arith, Identifier, Invocation, flatten, parse
 
 REQUIRED = object()
 
@@ -97,6 +98,26 @@ class PlanReader:
                 outlet = self.graph.add_const("literal", fact.value.astype(target.dtype))
             result.append(outlet)
         return result
+
+    def binary_operands(self, a, b):
+        """The operands of a binary op of two datum types: the constant one takes the
+        other's type, a one-item constant first, then any constant (tract's reading of
+        NNEF, and the C loader's: core/model_bind.c); computed operands stay as they are."""
+        fa, fb = self.fact(a), self.fact(b)
+        if fa.datum_type is fb.datum_type:
+            return a, b
+        const_a, const_b = (isinstance(self.graph.nodes[o.node].op, Const) for o in (a, b))
+        one_a = const_a and fa.value.size == 1
+        one_b = const_b and fb.value.size == 1
+        which = 0 if one_a else 1 if one_b else 0 if const_a else 1 if const_b else None
+        if which is None:
+            return a, b
+        outlets = [a, b]
+        source, target = outlets[which], self.fact(outlets[1 - which]).datum_type
+        value = self.fact(source).value
+        name = f"{self.graph.nodes[source.node].name}.as_{target}"
+        outlets[which] = self.graph.add_const(name, value.astype(target.dtype))
+        return tuple(outlets)
 
     def _is_literal(self, outlet):
         return self.graph.nodes[outlet.node].name.startswith("literal")
@@ -183,7 +204,7 @@ class PlanReader:
 
     def variable(self, call):
         label = call.kwarg("label")
-        path = label + ".dat"
+        path = dat.label_path(label)
         if path not in self.files:
             raise FormatError(f"{self.where}: variable {call.name!r} needs {path}, which the "
                               "plan does not hold")
@@ -200,7 +221,8 @@ class PlanReader:
     def read(self):
         if self.document not in self.files:
             raise FormatError(f"{self.where}: no {self.document}")
-        doc = parse(self.files[self.document].decode("utf-8"))
+        origin = self.where if self.document != "graph.nnef" else f"{self.where}:graph.nnef"
+        doc = parse(flatten(bytes(self.files[self.document]), origin))
         for name in doc.symbols:
             self.env[name] = dims.symbol(name)
         properties = self.properties(doc)

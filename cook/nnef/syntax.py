@@ -1,5 +1,7 @@
 """NNEF text: literals out (formatting), documents in (a tokenizer and a parser).
 
+Documents are read in two steps: `flatten` hands the text to the C loader's parser
+and flattener (one grammar for both readers), then `parse` reads the flat text back.
 The parser reads the whole NNEF 1.0 document structure: `version`, `extension`,
 `fragment` declarations (bodies are kept as raw assignments; only
 `tract_core_properties` is interpreted by the reader) and the `graph` with its flat body
@@ -70,8 +72,9 @@ def fmt(value):
 TOKEN = re.compile(r"""
     (?P<space>\s+|\#[^\n]*)
   | (?P<number>\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)
+  | (?P<quoted>i"(?:[^"\\]|\\.)*")
   | (?P<string>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')
-  | (?P<name>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<name>[A-Za-z_](?:[A-Za-z0-9_]|\.(?=[A-Za-z0-9_]))*)
   | (?P<op>->|==|!=|<=|>=|&&|\|\||[-+*/^<>=!,;:()\[\]{}.?])
 """, re.VERBOSE)
 
@@ -107,7 +110,9 @@ def tokenize(text):
                               f"{text[position]!r}")
         kind = match.lastgroup
         chunk = match.group()
-        if kind != "space":
+        if kind == "quoted":                      # tract's i"any text" identifier
+            tokens.append(Token("name", re.sub(r"\\(.)", r"\1", chunk[2:-1]), line))
+        elif kind != "space":
             tokens.append(Token(kind, chunk, line))
         line += chunk.count("\n")
         position = match.end()
@@ -375,3 +380,19 @@ def _flatten_names(lhs):
 
 def parse(text):
     return Parser(text).document()
+
+
+def flatten(data, origin):
+    """NNEF text (bytes) in the flat form, through the C loader's own parser and
+    flattener (ember_nnef_flatten_text): compound fragments inlined, operators and nested
+    invocations made invocations. So this reader and the C loader accept one grammar."""
+    from ... import _native
+    ffi, lib = _native.ffi, _native.lib
+    text, size = ffi.new("char **"), ffi.new("size_t *")
+    status = lib.ember_nnef_flatten_text(data, len(data), origin.encode(), text, size)
+    if status != lib.EMBER_OK:
+        raise FormatError(ffi.string(lib.ember_last_error()).decode("utf-8", "replace"))
+    try:
+        return ffi.string(text[0], size[0]).decode("utf-8")
+    finally:
+        lib.ember_text_free(text[0])

@@ -512,14 +512,15 @@ class Binary(Op):
     def _nnef_reader(cls, kind):
         def read(reader, inv):
             a, b = reader.outlet(inv.arg(0, "x")), reader.outlet(inv.arg(1, "y"))
-            a, b = reader.same_type(a, b)
+            a, b = reader.binary_operands(*reader.same_type(a, b))
             return reader.wire(inv, cls(kind), [a, b])
         return read
 
     @classmethod
     def _read_ne(cls, reader, inv):
         """ne: xor of bools, not(equal) of anything else."""
-        a, b = reader.same_type(reader.outlet(inv.arg(0, "x")), reader.outlet(inv.arg(1, "y")))
+        a, b = reader.binary_operands(*reader.same_type(reader.outlet(inv.arg(0, "x")),
+                                                        reader.outlet(inv.arg(1, "y"))))
         if reader.fact(a).datum_type is datum.BOOL:
             return reader.wire(inv, cls("xor"), [a, b])
         equal = reader.wire(inv, cls("equal"), [a, b])

@@ -381,18 +381,8 @@ class Slice(Op):
         return reader.wire(inv, Slice(axes, resolved_begins, resolved_ends, steps), [x])
 
 
-def _read_downsample(reader, inv):
-    """tract_core_downsample(x, axis, stride, modulo): every stride-th item from modulo."""
-    x = reader.outlet(inv.arg(0, "input"))
-    axis, stride, modulo = inv.kwarg("axis"), inv.kwarg("stride"), inv.kwarg("modulo", 0)
-    if stride <= 0:
-        raise reader.unsupported(inv, f"stride {stride}")
-    dim = reader.fact(x).shape[axis]
-    resolved = range(dim)[slice(modulo, dim, stride)]
-    return reader.wire(inv, Slice([axis], [resolved.start], [resolved.stop], [stride]), [x])
-
-
-Slice.NNEF_READERS = {"slice": Slice._read, "tract_core_downsample": _read_downsample}
+# tract_core_downsample is a fragment of the stdlib the C flattener inlines (a slice)
+Slice.NNEF_READERS = {"slice": Slice._read}
 
 
 class Gather(Op):

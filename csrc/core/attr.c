@@ -183,7 +183,9 @@ ember_status ember_attr_padding(const ember_node *node, const char *name,
                                 name, e->u.list.count, capacity);
     for (size_t i = 0; i < e->u.list.count; i++) {
         const ember_nnef_expr *pair = e->u.list.items[i];
-        if (pair->kind != EMBER_NNEF_TUPLE || pair->u.list.count != 2 ||
+        /* (before, after) in the NNEF spelling; torch-to-nnef writes [before, after] */
+        if ((pair->kind != EMBER_NNEF_TUPLE && pair->kind != EMBER_NNEF_ARRAY) ||
+            pair->u.list.count != 2 ||
             !expr_int(pair->u.list.items[0], &before[i]) ||
             !expr_int(pair->u.list.items[1], &after[i]))
             return ember_node_error(node, EMBER_ERROR_INVALID,

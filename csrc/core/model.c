@@ -406,6 +406,8 @@ static ember_status load_document(ember_model *model, const char *document)
         status = ember_nnef_parse((const char *)graph->data, graph->size, model->graph_origin,
                                   &model->doc);
     if (status == EMBER_OK)
+        status = ember_nnef_flatten(&model->doc, model->graph_origin);
+    if (status == EMBER_OK)
         status = ember_read_symbols(model, &model->doc);
     if (status == EMBER_OK) {
         /* control flow runs as stages of a template, whatever its symbols */

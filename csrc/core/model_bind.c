@@ -15,6 +15,8 @@
 #include "base/error.h"
 #include "core/model_build.h"
 #include "core/op.h"
+#include "core/shape.h"
+#include "ops/items.h"
 
 /* The value an argument refers to: an identifier already defined, or a literal. */
 /* Anonymous literals get a name derived from the node and parameter ("n7.bias") so
@@ -148,6 +150,65 @@ static ember_status bind_tensors(builder *b, ember_node *node, const ember_nnef_
     return status;
 }
 
+/* One item converted between any two datum types, as a C cast would. */
+static ember_item convert_item(ember_datum_type from, ember_datum_type to, ember_item v)
+{
+    const ember_item_kind a = ember_item_kind_of(from), b = ember_item_kind_of(to);
+    if (a == b || (a != ITEM_FLOAT && b != ITEM_FLOAT))
+        return v;
+    ember_item r;
+    if (b == ITEM_FLOAT)
+        r.f = a == ITEM_SIGNED ? (double)v.i : (double)v.u;
+    else if (b == ITEM_SIGNED)
+        r.i = (int64_t)v.f;
+    else
+        r.u = (uint64_t)v.f;
+    return r;
+}
+
+/* The operands of a binary op (EMBER_OP_BINARY) of two datum types: the constant one
+ * takes the other's type, converted here once — a one-item constant first, then any
+ * constant (tract's reading of NNEF, whose literals carry no type; torch-to-nnef stores
+ * `epsilon` as an f64 .dat beside f32 tensors). Two computed operands of different
+ * types are left for the op's shape rule to refuse. */
+static ember_status unify_binary_operands(ember_model *model, ember_node *node)
+{
+    if (!(node->op->flags & EMBER_OP_BINARY) || node->input_count != 2)
+        return EMBER_OK;
+    const ember_value *a = &model->values[node->inputs[0]], *b = &model->values[node->inputs[1]];
+    if (a->datum_type == b->datum_type)
+        return EMBER_OK;
+    const int64_t a_count = ember_shape_count(a->shape, a->rank);
+    const int64_t b_count = ember_shape_count(b->shape, b->rank);
+    int which = a->constant && a_count == 1 ? 0 : b->constant && b_count == 1 ? 1
+              : a->constant ? 0 : b->constant ? 1 : -1;
+    if (which < 0)
+        return EMBER_OK;
+    const ember_datum_type to = model->values[node->inputs[1 - which]].datum_type;
+    char name[512];
+    snprintf(name, sizeof name, "%s.as_%s", model->values[node->inputs[which]].name,
+             ember_datum_type_name(to));
+    int id;
+    ember_status status = ember_new_value(model, name, &id);
+    if (status != EMBER_OK)
+        return status;
+    const ember_value *from = &model->values[node->inputs[which]]; /* values may have moved */
+    ember_value *into = &model->values[id];
+    const int64_t count = ember_shape_count(from->shape, from->rank);
+    into->owned = malloc((size_t)(count ? count : 1) * ember_datum_size(to));
+    if (into->owned == NULL)
+        return ember_error_set(EMBER_ERROR_MEMORY, "out of memory building the graph");
+    for (int64_t k = 0; k < count; k++)
+        ember_item_put(to, into->owned, k, convert_item(from->datum_type, to,
+                       ember_item_get(from->datum_type, from->constant, k)));
+    into->constant = into->owned;
+    into->datum_type = to;
+    into->rank = from->rank;
+    memcpy(into->shape, from->shape, sizeof into->shape);
+    node->inputs[which] = id;
+    return EMBER_OK;
+}
+
 /* A node of the op table: bind, parse attributes, run the shape rule. Errors leave the
  * node in the model, so ember_model_destroy frees whatever was built so far. */
 ember_status ember_build_node(builder *b, const char *const *names, int name_count,
@@ -185,6 +246,8 @@ ember_status ember_build_node(builder *b, const char *const *names, int name_cou
     status = bind_arguments(node, call, bound);
     if (status == EMBER_OK)
         status = bind_tensors(b, node, bound);
+    if (status == EMBER_OK)
+        status = unify_binary_operands(model, node);
     if (status == EMBER_OK && op->parse != NULL) {
         const ember_nnef_expr *attributes[EMBER_OP_MAX_PARAMS];
         for (size_t p = 0; p < op->param_count; p++)

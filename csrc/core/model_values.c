@@ -213,7 +213,7 @@ ember_status ember_build_template_external(builder *b, int id, const ember_nnef_
     return EMBER_OK;
 }
 
-/* A constant from "<label>.dat". The .dat header decides the datum type (the NNEF generic
+/* A constant from "<label>.dat" (leading '/' dropped). The .dat header decides the datum type (the NNEF generic
  * type only says "scalar" even for i64 weights written by tract); its shape must equal
  * the declared one, or the plan is inconsistent. The data stays in the archive. */
 ember_status ember_build_variable(builder *b, int id, const ember_nnef_expr *call, int line)
@@ -232,8 +232,13 @@ ember_status ember_build_variable(builder *b, int id, const ember_nnef_expr *cal
     if (status != EMBER_OK)
         return status;
 
+    /* tract stores label "/stem/conv/Conv.bias" as stem/conv/Conv.bias.dat: entries are
+     * relative to the archive's root */
+    const char *path = label->u.string;
+    while (*path == '/')
+        path++;
     char entry_name[1024];
-    if ((size_t)snprintf(entry_name, sizeof entry_name, "%s.dat", label->u.string) >=
+    if ((size_t)snprintf(entry_name, sizeof entry_name, "%s.dat", path) >=
         sizeof entry_name)
         return ember_error_set(EMBER_ERROR_FORMAT, "%s:%d: variable '%s': label too long",
                                origin, line, name);

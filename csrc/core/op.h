@@ -60,6 +60,10 @@ enum {
      * stage of its own; it has no infer or run, and the shapes it gives bind the symbols
      * of its `count`. */
     EMBER_OP_CONTROL = 1u << 3,
+    /* Two operands of one datum type, broadcast (add, lt, and, …). When their types
+     * differ and one is a constant, the constant takes the other's type at load
+     * (core/model_bind.c), as tract reads NNEF: a scalar first, then any constant. */
+    EMBER_OP_BINARY = 1u << 4,
 };
 
 /* Work folded into a GEMM-based op from the nodes that consumed its result:

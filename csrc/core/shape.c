@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 /* The one table of datum types: name (as in messages, .npy and tract's datum_type
  * strings) and item size. */
@@ -25,10 +26,11 @@ const char *ember_datum_type_name(ember_datum_type dt)
     return "?";
 }
 
+/* Any case: tract writes datum_type = "F32". */
 ember_datum_type ember_datum_type_from_name(const char *name)
 {
     for (size_t i = 0; i < DATUM_TYPE_COUNT; i++)
-        if (strcmp(datum_types[i].name, name) == 0)
+        if (strcasecmp(datum_types[i].name, name) == 0)
             return datum_types[i].dt;
     return (ember_datum_type)0;
 }

@@ -304,7 +304,7 @@ static const ember_op_param binary_params[] = {
 #define ANY_OP(symbol, nnef_name, variant_)                                                \
     const ember_op ember_op_##symbol = {.name = nnef_name, .variant = variant_,            \
                                         .params = binary_params, .param_count = 2,         \
-                                        .infer = any_infer, .run = any_run};
+                                        .infer = any_infer, .run = any_run, .flags = EMBER_OP_BINARY};
 ANY_OP(eq, "eq", EMBER_BIN_EQ)
 ANY_OP(ne, "ne", EMBER_BIN_NE)
 ANY_OP(lt, "lt", EMBER_BIN_LT)

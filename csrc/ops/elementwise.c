@@ -210,7 +210,7 @@ static const ember_op_param binary_params[] = {
 #define BINARY_OP(op_name, op_variant)                                                     \
     const ember_op ember_op_##op_name = {.name = #op_name, .variant = op_variant,           \
                                          .params = binary_params, .param_count = 2,        \
-                                         .infer = binary_infer, .run = binary_run};
+                                         .infer = binary_infer, .run = binary_run, .flags = EMBER_OP_BINARY};
 BINARY_OP(add, ADD)
 BINARY_OP(sub, SUB)
 BINARY_OP(mul, MUL)

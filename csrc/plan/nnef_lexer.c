@@ -144,7 +144,10 @@ ember_status nnef_lexer_next(nnef_lexer *lexer, nnef_token *token) {
         status = lex_string(lexer, token);
         token->kind = NNEF_TOKEN_IDENTIFIER;
     } else if (is_letter(c)) {
-        while (is_letter(peek(lexer, 0)) || is_digit(peek(lexer, 0)))
+        /* tract names symbols after ONNX dims, dots included: `extension tract_symbol
+         * batch.size;` — a dot between name characters continues the identifier */
+        while (is_letter(peek(lexer, 0)) || is_digit(peek(lexer, 0)) ||
+               (peek(lexer, 0) == '.' && (is_letter(peek(lexer, 1)) || is_digit(peek(lexer, 1)))))
             advance(lexer);
         token->kind = NNEF_TOKEN_IDENTIFIER;
     } else if (is_digit(c)) {

@@ -41,54 +41,8 @@
 
 enum {
     MAX_DEPTH = 256,
-    ARENA_BLOCK = 64 * 1024,
     MAX_NUMBER_LENGTH = 64
 };
-
-/* ---------------------------------------------------------------- arena */
-
-typedef struct arena_block {
-    struct arena_block *next;
-    size_t used, capacity;
-    max_align_t data[]; /* max_align_t elements keep every allocation aligned */
-} arena_block;
-
-struct ember_nnef_arena {
-    arena_block *head;
-};
-
-/* Zeroed, aligned memory that lives until the arena is freed; NULL when out of memory. */
-static void *arena_alloc(struct ember_nnef_arena *arena, size_t size) {
-    const size_t align = sizeof(max_align_t);
-    if (size > SIZE_MAX - align)
-        return NULL;
-    size = (size + align - 1) / align * align;
-    arena_block *block = arena->head;
-    if (!block || block->capacity - block->used < size) {
-        size_t capacity = size > ARENA_BLOCK ? size : ARENA_BLOCK;
-        if (capacity > SIZE_MAX - sizeof *block)
-            return NULL;
-        block = calloc(1, sizeof *block + capacity);
-        if (!block)
-            return NULL;
-        block->capacity = capacity;
-        block->next = arena->head;
-        arena->head = block;
-    }
-    void *memory = (char *)block->data + block->used;
-    block->used += size;
-    return memory;
-}
-
-static void arena_free(struct ember_nnef_arena *arena) {
-    if (!arena)
-        return;
-    for (arena_block *block = arena->head, *next; block; block = next) {
-        next = block->next;
-        free(block);
-    }
-    free(arena);
-}
 
 /* ---------------------------------------------------------------- parser state */
 
@@ -103,7 +57,7 @@ typedef struct parser {
 static int failed(const parser *p) { return p->status != EMBER_OK; }
 
 static void *parser_alloc(parser *p, size_t size) {
-    void *memory = arena_alloc(p->arena, size);
+    void *memory = ember_nnef_arena_alloc(p->arena, size);
     if (!memory && !failed(p))
         p->status = ember_error_set(EMBER_ERROR_MEMORY, "%s: out of memory parsing NNEF",
                                     p->lexer.origin);
@@ -1028,7 +982,7 @@ ember_status ember_nnef_parse(const char *text, size_t size, const char *origin,
         return ember_error_set(EMBER_ERROR_ARGUMENT, "ember_nnef_parse: NULL argument");
     memset(out, 0, sizeof *out);
     parser p = {0};
-    p.arena = calloc(1, sizeof *p.arena);
+    p.arena = ember_nnef_arena_new();
     if (!p.arena)
         return ember_error_set(EMBER_ERROR_MEMORY, "out of memory parsing NNEF");
     nnef_lexer_init(&p.lexer, text ? text : "", size, origin);
@@ -1048,7 +1002,7 @@ ember_status ember_nnef_parse(const char *text, size_t size, const char *origin,
 void ember_nnef_document_free(ember_nnef_document *doc) {
     if (!doc)
         return;
-    arena_free(doc->arena);
+    ember_nnef_arena_free(doc->arena);
     memset(doc, 0, sizeof *doc);
 }
 

@@ -172,4 +172,29 @@ void ember_nnef_document_free(ember_nnef_document *doc);
 const ember_nnef_fragment *ember_nnef_find_fragment(const ember_nnef_document *doc,
                                                     const char *name);
 
+/* The arena a document's nodes and strings live in (csrc/plan/nnef_arena.c). Memory
+ * from it is zeroed; NULL when out of memory. */
+struct ember_nnef_arena *ember_nnef_arena_new(void);
+void *ember_nnef_arena_alloc(struct ember_nnef_arena *arena, size_t size);
+char *ember_nnef_arena_strdup(struct ember_nnef_arena *arena, const char *text);
+void ember_nnef_arena_free(struct ember_nnef_arena *arena);
+
+/* ---------------------------------------------------------------- flat form */
+
+/* Rewrite the graph body of a parsed document into the flat form the model builder
+ * reads (csrc/plan/nnef_flatten.c): every right side is one invocation of an op that
+ * is not a compound fragment, an identifier or a literal; compound fragments (the
+ * document's own and the NNEF standard library's) are inlined; operators, nested
+ * invocations and `a if c else b` on tensors become invocations of their own
+ * (`a + b` is add(a, b)); expressions on literals and symbols stay expressions. */
+ember_status ember_nnef_flatten(ember_nnef_document *doc, const char *origin);
+
+/* The NNEF standard library's compound fragments that ember inlines, as NNEF text
+ * (csrc/plan/nnef_stdlib.c). */
+extern const char ember_nnef_stdlib_text[];
+
+/* A document as NNEF text, in a malloc'd NUL-terminated buffer (csrc/plan/nnef_print.c):
+ * what the Python reader reads after flattening, so both readers share one grammar. */
+ember_status ember_nnef_print(const ember_nnef_document *doc, char **text, size_t *size);
+
 #endif /* EMBER_PLAN_H */
