@@ -64,6 +64,7 @@ class PlanReader:
         self.where = where if document == "graph.nnef" else f"{where}:{document}"
         self.graph = Graph(typed=True)
         self.env = {}
+        self.doc = None               # the parsed document, once read() has it
 
     # -- API for op readers ---------------------------------------------------------
     def fact(self, outlet):
@@ -173,9 +174,28 @@ class PlanReader:
                               "supported")
         return value
 
+    def known_items(self, value):
+        """A list attribute with computed items whose values typing knows (tract's
+        `tile(x, repeats = [1, batch, 1])` with `batch` from tract_core_shape_of) as
+        those values: numbers, or dims of the plan's symbols."""
+        if not isinstance(value, list):
+            return value
+        items = []
+        for item in value:
+            fact = self.fact(item) if isinstance(item, Outlet) else None
+            known = None if fact is None else fact.value if fact.value is not None \
+                else fact.symbolic
+            if known is not None and np.asarray(known).size == 1:
+                item = np.asarray(known).reshape(-1)[0]
+                item = item.item() if isinstance(item, np.generic) else item
+            items.append(item)
+        return items
+
     def invoke(self, invocation):
-        call = Call(invocation, [self.resolve(a, invocation.line) for a in invocation.args],
-                    {k: self.resolve(v, invocation.line) for k, v in invocation.kwargs.items()})
+        line = invocation.line
+        call = Call(invocation, [self.resolve(a, line) for a in invocation.args],
+                    {k: self.known_items(self.resolve(v, line))
+                     for k, v in invocation.kwargs.items()})
         if call.op in ("external", "tract_core_external"):
             return [self.external(call)]
         if call.op == "variable":
@@ -223,23 +243,11 @@ class PlanReader:
             raise FormatError(f"{self.where}: no {self.document}")
         origin = self.where if self.document != "graph.nnef" else f"{self.where}:graph.nnef"
         doc = parse(flatten(bytes(self.files[self.document]), origin))
+        self.doc = doc
         for name in doc.symbols:
             self.env[name] = dims.symbol(name)
         properties = self.properties(doc)
-        for lhs, rhs in doc.body:
-            names = [lhs] if isinstance(lhs, Identifier) else _names(lhs)
-            if isinstance(rhs, Invocation):
-                outlets = self.invoke(rhs)
-                if len(outlets) < len(names):
-                    raise FormatError(f"{self.where}: {rhs.op} gives {len(outlets)} results, "
-                                      f"{len(names)} expected")
-                for name, outlet in zip(names, outlets):
-                    self.env[name] = outlet
-            else:
-                value = self.resolve(rhs, 0)
-                if len(names) != 1:
-                    raise FormatError(f"{self.where}: cannot destructure {rhs!r}")
-                self.env[names[0]] = value
+        self.replay(doc.body)
         for name in doc.graph_inputs:
             outlet = self.env.get(name)
             if not isinstance(outlet, Outlet) or outlet not in self.graph.inputs:
@@ -260,8 +268,27 @@ class PlanReader:
                 raise FormatError(f"{self.where}: graph output {name!r} is never assigned")
             self.graph.set_output(self.outlet(self.env[name]), original)
         self.graph.properties.update(properties)
-        model = TypedModel(self.graph)
-        return model.declutter()
+        return self.finish()
+
+    def finish(self):
+        return TypedModel(self.graph).declutter()
+
+    def replay(self, body):
+        """Run the flat statements `body` into the graph, binding their names in env."""
+        for lhs, rhs in body:
+            names = [lhs] if isinstance(lhs, Identifier) else _names(lhs)
+            if isinstance(rhs, Invocation):
+                outlets = self.invoke(rhs)
+                if len(outlets) < len(names):
+                    raise FormatError(f"{self.where}: {rhs.op} gives {len(outlets)} results, "
+                                      f"{len(names)} expected")
+                for name, outlet in zip(names, outlets):
+                    self.env[name] = outlet
+            else:
+                value = self.resolve(rhs, 0)
+                if len(names) != 1:
+                    raise FormatError(f"{self.where}: cannot destructure {rhs!r}")
+                self.env[names[0]] = value
 
     def properties(self, doc):
         body = doc.fragments.get("tract_core_properties") or []

@@ -3,8 +3,9 @@
 Documents are read in two steps: `flatten` hands the text to the C loader's parser
 and flattener (one grammar for both readers), then `parse` reads the flat text back.
 The parser reads the whole NNEF 1.0 document structure: `version`, `extension`,
-`fragment` declarations (bodies are kept as raw assignments; only
-`tract_core_properties` is interpreted by the reader) and the `graph` with its flat body
+`fragment`s that are left after flattening (declarations, `tract_core_properties`, the
+bodies tract_core_scan runs: their parameter and result names, and their flat bodies)
+and the `graph` with its flat body
 of `lhs = rhs;` assignments whose right sides are invocations, identifiers and literals
 (numbers, strings, booleans, arrays, tuples), and `+ - * /` arithmetic (`Arith`): the
 dims of symbolic shapes (`extension tract_symbol S;` then `shape = [S + 2, 3]`).
@@ -142,6 +143,7 @@ class Document:
         self.extensions = []
         self.symbols = []
         self.fragments = {}          # name -> list of (lhs, rhs) or None (declaration)
+        self.signatures = {}         # name -> ([parameter names], [result names])
         self.graph_name = None
         self.graph_inputs = []
         self.graph_outputs = []
@@ -197,8 +199,9 @@ class Parser:
             if names[0] == "tract_symbol":
                 doc.symbols.extend(names[1:])
         while self.peek().text == "fragment":
-            name, body = self.fragment()
+            name, body, signature = self.fragment()
             doc.fragments[name] = body
+            doc.signatures[name] = signature
         self.expect("graph")
         doc.graph_name = self.expect_name()
         doc.graph_inputs = self.name_list()
@@ -222,37 +225,43 @@ class Parser:
         return names
 
     def fragment(self):
+        """A fragment as (name, body or None, (parameter names, result names)). The text
+        comes flat from C (see flatten): every body left is a flat one (a scan body, the
+        tract_core_properties list), so it parses like the graph's."""
         self.expect("fragment")
         name = self.expect_name()
-        depth = 0
-        # skip the signature (generic params, parameters, results) up to '{' or ';'
-        while True:
-            token = self.next()
-            if token.kind == "end":
-                raise FormatError(f"graph.nnef: unterminated fragment {name}")
-            if token.text in "([<" and token.kind == "op":
-                depth += 1
-            elif token.text in ")]>" and token.kind == "op" and depth:
-                depth -= 1
-            elif depth == 0 and token.text == ";":
-                return name, None
-            elif depth == 0 and token.text == "{":
-                break
+        if self.accept("<"):
+            while not self.accept(">"):
+                if self.next().kind == "end":
+                    raise FormatError(f"graph.nnef: unterminated fragment {name}")
+        params = self.signature_names(name)
+        self.expect("->")
+        results = self.signature_names(name)
+        if self.accept(";"):
+            return name, None, (params, results)
+        self.expect("{")
         body = []
-        if name == "tract_core_properties":
-            while not self.accept("}"):
-                body.append(self.assignment())
-            return name, body
-        depth = 1
-        while depth:
+        while not self.accept("}"):
+            if self.peek().kind == "end":
+                raise FormatError(f"graph.nnef: unterminated body of fragment {name}")
+            body.append(self.assignment())
+        return name, body, (params, results)
+
+    def signature_names(self, fragment):
+        """The names of `(a: type [= default], …)`; types and defaults are skipped."""
+        self.expect("(")
+        names, depth = [], 0
+        while depth or not self.accept(")"):
             token = self.next()
             if token.kind == "end":
-                raise FormatError(f"graph.nnef: unterminated body of fragment {name}")
-            if token.text == "{" and token.kind == "op":
+                raise FormatError(f"graph.nnef: unterminated fragment {fragment}")
+            if token.kind == "op" and token.text in "([":
                 depth += 1
-            elif token.text == "}" and token.kind == "op":
+            elif token.kind == "op" and token.text in ")]":
                 depth -= 1
-        return name, body
+            elif depth == 0 and token.kind == "name" and self.peek().text == ":":
+                names.append(token.text)
+        return names
 
     def assignment(self):
         lhs = self.lvalue()

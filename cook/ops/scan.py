@@ -100,3 +100,11 @@ class Scan(BodyOp):
             outputs.append(stack_items([c[index] for c in collected], fact, axis,
                                        self.out_reverse[index]))
         return outputs
+
+
+def _read_tract_scan(reader, call):
+    from ..nnef.tract_scan import read_tract_scan
+    return read_tract_scan(reader, call)
+
+
+Scan.NNEF_READERS = {"tract_core_scan": _read_tract_scan}

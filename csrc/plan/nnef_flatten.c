@@ -417,8 +417,13 @@ static void flatten_assignment(flattener *f, scope *s, const ember_nnef_expr *lv
         }
         ember_flat_emit(f, name_list(f, targets, n, lvalue->kind), flat);
     } else {
+        const size_t before = f->count;
         ember_nnef_expr *value = ember_flat_lower(f, s, rvalue, targets[0]);
-        if (value != NULL && single)
+        ember_nnef_expr *last = f->count > before ? f->body[f->count - 1].lvalue : NULL;
+        if (value != NULL && single && value->kind == EMBER_NNEF_IDENTIFIER && last != NULL &&
+            last->kind == EMBER_NNEF_IDENTIFIER && strcmp(last->u.string, value->u.string) == 0)
+            last->u.string = targets[0]; /* `y = a + b` is add into y, not into a copy */
+        else if (value != NULL && single)
             ember_flat_emit(f, ember_flat_identifier(f, targets[0]), value);
         else if (value != NULL && (value->kind == EMBER_NNEF_TUPLE ||
                                    value->kind == EMBER_NNEF_ARRAY) && value->u.list.count == n)
@@ -426,7 +431,7 @@ static void flatten_assignment(flattener *f, scope *s, const ember_nnef_expr *lv
                 ember_flat_emit(f, ember_flat_identifier(f, targets[i]), value->u.list.items[i]);
         else if (value != NULL)
             ember_flat_fail(f, EMBER_ERROR_INVALID,
-                            "%s names are assigned a value that is not a tuple " "of as many%s",
+                            "%s names are assigned a value that is not a tuple of as many%s",
                             "several", NULL);
     }
     for (size_t i = 0; s->fragment != NULL && i < n && !ember_flat_failed(f); i++)
@@ -435,6 +440,113 @@ static void flatten_assignment(flattener *f, scope *s, const ember_nnef_expr *lv
 }
 
 /* ---------------------------------------------------------------- entry point */
+
+static void take_assigned_names(flattener *f, const ember_nnef_assignment *body, size_t count)
+{
+    for (size_t a = 0; a < count; a++) {
+        const ember_nnef_expr *l = body[a].lvalue;
+        if (l->kind == EMBER_NNEF_IDENTIFIER)
+            take_name(f, l->u.string);
+        for (size_t i = 0; l->kind != EMBER_NNEF_IDENTIFIER && i < l->u.list.count; i++)
+            if (l->u.list.items[i]->kind == EMBER_NNEF_IDENTIFIER)
+                take_name(f, l->u.list.items[i]->u.string);
+    }
+}
+
+/* Flatten `count` statements whose names are final (a graph body, or the body of a
+ * fragment that tract_core_scan runs per iteration) into f->body. */
+static void flatten_statements(flattener *f, const ember_nnef_assignment *body, size_t count)
+{
+    take_assigned_names(f, body, count);
+    scope final_names = {NULL, NULL, "", NULL, 0, 0, NULL};
+    for (size_t a = 0; a < count && !ember_flat_failed(f); a++) {
+        f->line = body[a].line;
+        flatten_assignment(f, &final_names, body[a].lvalue, body[a].rvalue);
+    }
+}
+
+/* The fragment named by the `body` string of a flat tract_core_scan, or NULL. */
+static const ember_nnef_fragment *scan_body(flattener *f, const ember_nnef_assignment *a)
+{
+    const ember_nnef_expr *e = a->rvalue;
+    if (e->kind != EMBER_NNEF_INVOCATION || strcmp(e->u.invocation.op, "tract_core_scan") != 0)
+        return NULL;
+    for (size_t i = 0; i < e->u.invocation.arg_count; i++) {
+        const ember_nnef_arg *arg = &e->u.invocation.args[i];
+        if (arg->name == NULL || strcmp(arg->name, "body") != 0)
+            continue;
+        const ember_nnef_fragment *fragment = arg->value->kind == EMBER_NNEF_STRING
+            ? ember_nnef_find_fragment(f->doc, arg->value->u.string) : NULL;
+        if (fragment == NULL || fragment->body == NULL) {
+            f->line = a->line;
+            ember_flat_fail(f, EMBER_ERROR_INVALID, "tract_core_scan needs `body` naming a "
+                            "fragment of the document that has a body%s%s", "", NULL);
+        }
+        return fragment;
+    }
+    return NULL;
+}
+
+/* The body fragments tract_core_scan runs, flattened like a graph body (their
+ * parameters and names stay theirs), appended to `kept`. Bodies may scan bodies of
+ * their own: `kept` is the work list. */
+static void flatten_scan_bodies(flattener *f, ember_nnef_fragment *kept, size_t *kept_count,
+                                size_t first)
+{
+    for (size_t k = first; k < *kept_count && !ember_flat_failed(f); k++) {
+        const ember_nnef_fragment *source = &kept[k];
+        flattener g = {0};
+        g.doc = f->doc;
+        g.origin = f->origin;
+        g.depth = f->depth;
+        for (size_t i = 0; i < source->param_count; i++)
+            take_name(&g, source->params[i].name);
+        flatten_statements(&g, source->body, source->body_count);
+        if (g.stdlib_parsed)
+            ember_nnef_document_free(&g.stdlib);
+        if (g.status != EMBER_OK) {
+            f->status = g.status;
+            return;
+        }
+        kept[k].body = g.body;
+        kept[k].body_count = g.count;
+        for (size_t a = 0; a < g.count && !ember_flat_failed(f); a++) {
+            const ember_nnef_fragment *inner = scan_body(f, &g.body[a]);
+            int seen = inner == NULL;
+            for (size_t j = first; !seen && j < *kept_count; j++)
+                seen = strcmp(kept[j].name, inner->name) == 0;
+            if (!seen)
+                kept[(*kept_count)++] = *inner;
+        }
+    }
+}
+
+/* What stays of the document's fragments: declarations, tract_core_properties, and
+ * the bodies tract_core_scan runs (flattened). Compound fragments were inlined. */
+static void keep_fragments(flattener *f)
+{
+    ember_nnef_document *doc = f->doc;
+    ember_nnef_fragment *kept = ember_flat_alloc(f, (doc->fragment_count + 1) * sizeof *kept);
+    if (kept == NULL)
+        return;
+    size_t count = 0;
+    for (size_t i = 0; i < doc->fragment_count; i++)
+        if (doc->fragments[i].body == NULL ||
+            strcmp(doc->fragments[i].name, "tract_core_properties") == 0)
+            kept[count++] = doc->fragments[i];
+    const size_t first = count;
+    for (size_t a = 0; a < f->count && !ember_flat_failed(f); a++) {
+        const ember_nnef_fragment *body = scan_body(f, &f->body[a]);
+        int seen = body == NULL;
+        for (size_t j = first; !seen && j < count; j++)
+            seen = strcmp(kept[j].name, body->name) == 0;
+        if (!seen)
+            kept[count++] = *body;
+    }
+    flatten_scan_bodies(f, kept, &count, first);
+    doc->fragments = kept;
+    doc->fragment_count = count;
+}
 
 ember_status ember_nnef_flatten(ember_nnef_document *doc, const char *origin)
 {
@@ -445,19 +557,9 @@ ember_status ember_nnef_flatten(ember_nnef_document *doc, const char *origin)
         take_name(&f, doc->graph_inputs[i]);
     for (size_t i = 0; i < doc->extension_count; i++)
         take_name(&f, doc->extensions[i]);
-    for (size_t a = 0; a < doc->graph_body_count; a++) {
-        const ember_nnef_expr *l = doc->graph_body[a].lvalue;
-        if (l->kind == EMBER_NNEF_IDENTIFIER)
-            take_name(&f, l->u.string);
-        for (size_t i = 0; l->kind != EMBER_NNEF_IDENTIFIER && i < l->u.list.count; i++)
-            if (l->u.list.items[i]->kind == EMBER_NNEF_IDENTIFIER)
-                take_name(&f, l->u.list.items[i]->u.string);
-    }
-    scope graph = {NULL, NULL, "", NULL, 0, 0, NULL};
-    for (size_t a = 0; a < doc->graph_body_count && !ember_flat_failed(&f); a++) {
-        f.line = doc->graph_body[a].line;
-        flatten_assignment(&f, &graph, doc->graph_body[a].lvalue, doc->graph_body[a].rvalue);
-    }
+    flatten_statements(&f, doc->graph_body, doc->graph_body_count);
+    if (!ember_flat_failed(&f))
+        keep_fragments(&f);
     if (f.stdlib_parsed)
         ember_nnef_document_free(&f.stdlib);
     if (!ember_flat_failed(&f)) {
