@@ -129,7 +129,6 @@ C_SHORT_LIST = (
      r"(quantizing to|dequantizing) (f8|f4|i4|u4|i2|u2)",
      "narrow datum types (bf16, float8, float4, int4/uint4, int2/uint2): not among the C "
      "runtime's types (f16, f32, f64, i8…i64, u8…u64, bool)"),
-    (r"\(Scan\)", "Scan: its lowering to ember_loop is not written yet"),
     (r"matmul computes in f32, got f64", "f64 matrix products: the runtime's matmul is f32 "
      "(f16 goes through it by casts; f64 would lose precision)"),
 )

@@ -126,7 +126,7 @@ def typed_body(ctx, graph, input_facts, implicit):
     return im.into_model()
 
 
-@translator("Scan", opsets="9+", types="all", cook_only=True,
+@translator("Scan", opsets="9+", types="all",
             notes="axes and directions of inputs and outputs; the body runs per step")
 def scan(ctx):
     if ctx.opset < 9:

@@ -1,15 +1,16 @@
-"""Ops that run a subgraph (the ONNX Scan and Loop bodies): cook-only, the body is a
-TypedModel run once per iteration with numpy (run_reference).
+"""Ops that run a subgraph (the ONNX Scan and Loop bodies): the body is a TypedModel run
+once per iteration (with numpy in run_reference); in the plan, Scan is ember_scan and
+Loop ember_loop (csrc/core/control.h), their bodies documents of their own.
 
-`BodyOp` holds what they share: binding symbols inside the body, stacking per-iteration
-outputs (also when there is no iteration), and the refusal to be written as a plan.
+`BodyOp` holds what they share: binding symbols inside the body, and stacking
+per-iteration outputs (also when there is no iteration).
 """
 import copy
 
 import numpy as np
 
 from .. import dims
-from ..errors import ShapeError, UnsupportedOp
+from ..errors import ShapeError
 from ..facts import Fact
 from .base import Op
 
@@ -27,10 +28,6 @@ class BodyOp(Op):
         op = copy.copy(op) if op is self else op
         op.body = self.body.set_symbols(known)
         return op
-
-    def nnef_write(self, writer, node):
-        raise UnsupportedOp(f"{self.name} runs a subgraph: it is cook-only (run_reference) "
-                            "and has no form in the plan format yet")
 
 
 def stack_items(items, fact, axis, reverse=False, body_inputs=None, body=None):
@@ -101,10 +98,36 @@ class Scan(BodyOp):
                                        self.out_reverse[index]))
         return outputs
 
+    def nnef_write(self, writer, node):
+        from ..nnef.control import operand, shapes_and_count, write_body
+        groups = (node.inputs[:self.n_states],
+                  node.inputs[self.n_states:self.n_states + self.n_scan],
+                  node.inputs[self.n_states + self.n_scan:])
+        lists = ", ".join(f"[{', '.join(operand(writer, o) for o in g)}]" for g in groups)
+        body = write_body(writer, self.body, f"{node.name}_body")
+        attributes = ", ".join(f"{name} = {writer.fmt([int(v) for v in values])}"
+                               for name, values in (("scan_axes", self.in_axes),
+                                                    ("scan_reverse", self.in_reverse),
+                                                    ("output_axes", self.out_axes),
+                                                    ("output_reverse", self.out_reverse)))
+        writer.assign_all(node, f"ember_scan({lists}, body = {writer.fmt(body)}, "
+                                f"{attributes}, {shapes_and_count(writer, node)})")
+
+    @staticmethod
+    def _read(reader, call):
+        from ..nnef.control import read_body
+        body = read_body(reader, call, "body")
+        states, scans, outer = (list(call.arg(i)) for i in range(3))
+        inputs = [reader.outlet(v) for v in states + scans + outer]
+        op = Scan(body, len(states), len(scans), call.kwarg("scan_axes"),
+                  call.kwarg("scan_reverse"), call.kwarg("output_axes"),
+                  call.kwarg("output_reverse"))
+        return reader.wire(call, op, inputs)
+
 
 def _read_tract_scan(reader, call):
     from ..nnef.tract_scan import read_tract_scan
     return read_tract_scan(reader, call)
 
 
-Scan.NNEF_READERS = {"tract_core_scan": _read_tract_scan}
+Scan.NNEF_READERS = {"ember_scan": Scan._read, "tract_core_scan": _read_tract_scan}

@@ -1,6 +1,6 @@
 /*
- * Control flow: loading the bodies of ember_if / ember_loop, describing each such op for
- * its stage, and running it. See core/control.h.
+ * Control flow: loading the bodies of ember_if / ember_loop / ember_scan, describing
+ * each such op for its stage, and running it. See core/control.h.
  */
 #include "core/control.h"
 
@@ -260,6 +260,48 @@ static ember_status results_and_shapes(const ember_model *model, const ember_sta
     return EMBER_OK;
 }
 
+/* `name = [n, …]`: `count` integers into a new array (*out). */
+static ember_status int_list(const ember_model *model, const ember_nnef_assignment *a,
+                             const char *name, size_t count, int **out)
+{
+    const ember_nnef_expr *list = named_arg(a->rvalue, name);
+    if (list == NULL || list->kind != EMBER_NNEF_ARRAY || list->u.list.count != count)
+        return op_error(model, a, EMBER_ERROR_INVALID, "needs one integer per scan input or "
+                        "output in ", name);
+    *out = calloc(count + 1, sizeof **out);
+    if (*out == NULL)
+        return oom();
+    for (size_t i = 0; i < count; i++) {
+        double value;
+        int is_integer;
+        if (!ember_expr_number(list->u.list.items[i], &value, &is_integer) || !is_integer ||
+            value < -EMBER_MAX_RANK || value > EMBER_MAX_RANK)
+            return op_error(model, a, EMBER_ERROR_INVALID, "needs small integers in ", name);
+        (*out)[i] = (int)value;
+    }
+    return EMBER_OK;
+}
+
+/* ember_scan's axes and directions, one per scan input and per scan output. Axes are
+ * checked against ranks when the scan runs. */
+static ember_status scan_axes(const ember_model *model, const ember_nnef_assignment *a,
+                              ember_control *c)
+{
+    if (c->scan_count == 0 || c->scan_count > EMBER_MAX_CONTROL_SCANS ||
+        c->result_count < c->carried_count)
+        return op_error(model, a, EMBER_ERROR_INVALID, "needs 1 to 64 scan inputs, and a "
+                        "result per state", NULL);
+    const size_t outputs = c->result_count - c->carried_count;
+    ember_status status = int_list(model, a, "scan_axes", c->scan_count, &c->scan_axes);
+    if (status == EMBER_OK)
+        status = int_list(model, a, "scan_reverse", c->scan_count, &c->scan_reverse);
+    if (status == EMBER_OK)
+        status = int_list(model, a, "output_axes", outputs, &c->output_axes);
+    if (status == EMBER_OK)
+        status = int_list(model, a, "output_reverse", outputs, &c->output_reverse);
+    return status;
+}
+
 /* Whether the bodies take and give what the op passes and assigns. */
 static ember_status check_arity(const ember_model *model, const ember_nnef_assignment *a,
                                 const ember_control *c)
@@ -311,6 +353,16 @@ ember_status ember_control_describe(const ember_model *model, const ember_stage_
         status = operand(model, plan, a, positional_arg(call, 0), 1, &c->cond);
         if (status == EMBER_OK)
             status = operand_list(model, plan, a, positional_arg(call, 1), c);
+    } else if (strcmp(op, "ember_scan") == 0) {
+        c->kind = EMBER_CONTROL_SCAN;
+        c->bodies[0] = c->bodies[1] = body_index(model, a, "body");
+        status = operand_list(model, plan, a, positional_arg(call, 0), c);
+        c->carried_count = c->operand_count;
+        if (status == EMBER_OK)
+            status = operand_list(model, plan, a, positional_arg(call, 1), c);
+        c->scan_count = c->operand_count - c->carried_count;
+        if (status == EMBER_OK)
+            status = operand_list(model, plan, a, positional_arg(call, 2), c);
     } else {
         c->kind = EMBER_CONTROL_LOOP;
         c->bodies[0] = c->bodies[1] = body_index(model, a, "body");
@@ -327,6 +379,8 @@ ember_status ember_control_describe(const ember_model *model, const ember_stage_
         status = results_and_shapes(model, plan, a, c);
     if (status == EMBER_OK)
         status = check_arity(model, a, c);
+    if (status == EMBER_OK && c->kind == EMBER_CONTROL_SCAN)
+        status = scan_axes(model, a, c);
     return status;
 }
 
@@ -336,6 +390,10 @@ void ember_control_free(ember_control *control)
         return;
     free(control->operands);
     free(control->results);
+    free(control->scan_axes);
+    free(control->scan_reverse);
+    free(control->output_axes);
+    free(control->output_reverse);
     free(control);
 }
 
@@ -345,4 +403,6 @@ const ember_op ember_op_ember_if = {.name = "ember_if", .flags = EMBER_OP_CONTRO
                                     .params = if_params, .param_count = 1, .max_outputs = 64};
 const ember_op ember_op_ember_loop = {.name = "ember_loop", .flags = EMBER_OP_CONTROL,
                                       .params = if_params, .param_count = 1,
+                                      .max_outputs = 64};
+const ember_op ember_op_ember_scan = {.name = "ember_scan", .flags = EMBER_OP_CONTROL,
                                       .max_outputs = 64};

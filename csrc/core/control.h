@@ -5,6 +5,9 @@
  *                     shapes = [[N, IF_0], …], count = [IF_0, …])
  *   (c, …, s, …) = ember_loop(trip_count, cond, [c0, …], [o, …], body = "body_5",
  *                             shapes = […], count = […])
+ *   (c, …, s, …) = ember_scan([c0, …], [x, …], [o, …], body = "body_7",
+ *                             scan_axes = […], scan_reverse = […], output_axes = […],
+ *                             output_reverse = […], shapes = […], count = […])
  *
  * A body is a complete NNEF graph in its own document of the plan archive, "then_3.nnef",
  * loaded with the plan (so a bad body fails the load) as a model of its own, which may
@@ -16,7 +19,13 @@
  * carried…, scan outputs…); it runs while the iteration is below trip_count (an i64
  * scalar, or -1 for no limit) and the condition (a bool scalar, or true) holds; the
  * results are the last carried values, then each scan output stacked on a new axis 0.
- * Without a condition input (cond = true), the body's condition is ignored.
+ * Without a condition input (cond = true), the body's condition is ignored. ember_scan
+ * follows ONNX Scan: the body takes (states…, one item of each scan input…, outer…) and
+ * gives (states…, one item of each scan output…); an item is the input at one index of
+ * its axis, the axis removed (backwards where scan_reverse is 1), and the inputs' lengths
+ * along their axes, which must agree, count the iterations. The results are the last
+ * states, then each scan output's items stacked on a new axis (output_axes, negative
+ * counted from the result's rank; reversed where output_reverse is 1).
  *
  * `shapes` gives each result's shape in the plan's symbols; the symbols of `count` are
  * bound from the shapes a run gives (a dim spelled as one of them), and every other dim
@@ -40,10 +49,17 @@
  * a run that takes it fails with its `then_error` / `else_error` message. */
 #define EMBER_NO_BODY ((size_t)-1)
 
+/* The most scan inputs an ember_scan may have. */
+#define EMBER_MAX_CONTROL_SCANS 64
+
 /* How deep bodies may nest (a body of a body of …). */
 #define EMBER_MAX_BODY_DEPTH 16
 
-typedef enum ember_control_kind { EMBER_CONTROL_IF, EMBER_CONTROL_LOOP } ember_control_kind;
+typedef enum ember_control_kind {
+    EMBER_CONTROL_IF,
+    EMBER_CONTROL_LOOP,
+    EMBER_CONTROL_SCAN
+} ember_control_kind;
 
 /* An operand: a value of the template (name id of its stage plan) or a literal. */
 typedef struct ember_control_operand {
@@ -56,8 +72,12 @@ typedef struct ember_control {
     const ember_nnef_assignment *assignment;
     size_t bodies[2];            /* indices in model->bodies: then, else (or body twice) */
     ember_control_operand trip_count, cond;     /* loops */
-    ember_control_operand *operands;            /* if: inputs; loop: carried, then outer */
+    ember_control_operand *operands;            /* if: inputs; loop: carried, then outer;
+                                                   scan: states, scan inputs, outer */
     size_t operand_count, carried_count;
+    size_t scan_count;                          /* scan: scan inputs */
+    int *scan_axes, *scan_reverse;              /* scan: per scan input */
+    int *output_axes, *output_reverse;          /* scan: per scan output (axes as given) */
     int *results;                /* name ids of the assigned results */
     size_t result_count;
     const ember_nnef_expr *shapes; /* [[dim, …], …] per result (in the template's AST) */
@@ -81,7 +101,8 @@ ember_status ember_control_describe(const ember_model *model,
                                     ember_control **out);
 void ember_control_free(ember_control *control);
 
-/* Per-runnable state of one control stage: the body runnables and the loop's buffers. */
+/* Per-runnable state of one control stage: the body runnables and the loop's or the
+ * scan's buffers. */
 typedef struct ember_control_state ember_control_state;
 void ember_control_state_free(ember_control_state *state);
 size_t ember_control_state_bytes(const ember_control_state *state);

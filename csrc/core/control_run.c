@@ -1,7 +1,8 @@
 /*
- * Running ember_if and ember_loop (core/control.h): a runnable per body, kept across
- * runs; a loop's carried values double-buffered and its scan outputs stacked in buffers
- * of the state, grown as needed (a run with sizes seen before allocates nothing).
+ * Running ember_if, ember_loop and ember_scan (core/control.h): a runnable per body, kept
+ * across runs; carried values (states) double-buffered and scan outputs stacked in
+ * buffers of the state, grown as needed (a run with sizes seen before allocates nothing).
+ * A scan's items are views of its inputs where contiguous, copies otherwise.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,8 @@ struct ember_control_state {
     ember_runnable *bodies[2];
     ember_tensor *inputs;        /* the bodies' inputs: (loop: iteration, condition) operands */
     owned_tensor *carried[2];    /* loops: carried values, double-buffered */
-    owned_tensor *scans;         /* loops: stacked scan outputs */
+    owned_tensor *scans;         /* loops, scans: stacked scan outputs */
+    owned_tensor *items;         /* scans: the items of scan inputs not on axis 0 */
     int64_t iteration;           /* the body's first two inputs */
     uint8_t going;
 };
@@ -44,6 +46,9 @@ void ember_control_state_free(ember_control_state *state)
     for (size_t i = 0; state->scans && state->scans[i].capacity; i++)
         free(state->scans[i].tensor.data);
     free(state->scans);
+    for (size_t i = 0; state->items && state->items[i].capacity; i++)
+        free(state->items[i].tensor.data);
+    free(state->items);
     free(state->inputs);
     free(state);
 }
@@ -61,6 +66,8 @@ size_t ember_control_state_bytes(const ember_control_state *state)
             total += state->carried[b][i].capacity;
     for (size_t i = 0; state->scans && state->scans[i].capacity; i++)
         total += state->scans[i].capacity;
+    for (size_t i = 0; state->items && state->items[i].capacity; i++)
+        total += state->items[i].capacity;
     return total;
 }
 
@@ -83,9 +90,10 @@ static ember_status state_for(ember_runnable *runnable, const ember_control *c,
     state->carried[0] = calloc(c->carried_count + 1, sizeof(owned_tensor));
     state->carried[1] = calloc(c->carried_count + 1, sizeof(owned_tensor));
     state->scans = calloc(scans, sizeof(owned_tensor));
+    state->items = calloc(c->scan_count + 1, sizeof(owned_tensor));
     state->inputs = calloc(2 + c->operand_count + 1, sizeof(ember_tensor));
     ember_status status = state->carried[0] && state->carried[1] && state->scans &&
-                                  state->inputs ? EMBER_OK : oom();
+                                  state->items && state->inputs ? EMBER_OK : oom();
     for (int b = 0; b < 2 && status == EMBER_OK; b++) {
         if (b == 1 && c->bodies[1] == c->bodies[0])
             state->bodies[1] = state->bodies[0];
@@ -262,6 +270,15 @@ static ember_status stack_scans(ember_control_state *state, const ember_control 
     return EMBER_OK;
 }
 
+/* The datum type of output `index` of `body`, as its plan declares it (for the outputs
+ * of a loop or scan that ran no iteration); 0 when the plan does not say. */
+static ember_datum_type body_output_type(const ember_model *body, size_t index)
+{
+    if (!body->symbolic)
+        return body->values[body->outputs[index]].datum_type;
+    return body->output_facts != NULL ? body->output_facts[index].datum_type : 0;
+}
+
 /* Scan outputs of a loop that ran no iteration: empty, shaped by the plan. */
 static ember_status empty_scans(ember_control_state *state, const ember_control *c,
                                 const ember_binding *binding)
@@ -269,6 +286,7 @@ static ember_status empty_scans(ember_control_state *state, const ember_control 
     for (size_t i = 0; i < c->result_count - c->carried_count; i++) {
         const ember_nnef_expr *dims = c->shapes->u.list.items[c->carried_count + i];
         ember_tensor *t = &state->scans[i].tensor;
+        t->datum_type = body_output_type(state->bodies[0]->model, 1 + c->carried_count + i);
         t->rank = (int32_t)dims->u.list.count;
         t->shape[0] = 0;
         for (size_t k = 1; k < dims->u.list.count; k++) {
@@ -329,6 +347,182 @@ static ember_status run_loop(ember_runnable *runnable, const ember_control *c,
     return status;
 }
 
+/* ---------------------------------------------------------------- scan */
+
+/* A tensor seen as [outer, length, inner bytes] around `axis`. */
+typedef struct strided {
+    size_t outer, length, inner;
+} strided;
+
+static strided around(const ember_tensor *t, int axis)
+{
+    strided s = {1, (size_t)t->shape[axis], ember_datum_size(t->datum_type)};
+    for (int k = 0; k < axis; k++)
+        s.outer *= (size_t)t->shape[k];
+    for (int k = axis + 1; k < t->rank; k++)
+        s.inner *= (size_t)t->shape[k];
+    return s;
+}
+
+static ember_status scan_error(const ember_runnable *runnable, const ember_control *c,
+                               const char *problem, size_t index)
+{
+    return ember_error_set(EMBER_ERROR_INVALID, "line %d: node '%s' (ember_scan): %s %zu",
+                           c->assignment->line,
+                           runnable->model->stage_plan->names[c->results[0]].name, problem,
+                           index);
+}
+
+/* The iteration count: the scan inputs' common length along their axes. */
+static ember_status scan_length(const ember_runnable *runnable, const ember_control *c,
+                                const ember_tensor *inputs, int64_t *out)
+{
+    for (size_t i = 0; i < c->scan_count; i++) {
+        const ember_tensor *x = &inputs[c->carried_count + i];
+        const int axis = c->scan_axes[i] < 0 ? c->scan_axes[i] + x->rank : c->scan_axes[i];
+        if (axis < 0 || axis >= x->rank)
+            return scan_error(runnable, c, "has no scan axis in the rank of scan input", i);
+        if (i > 0 && x->shape[axis] != *out)
+            return scan_error(runnable, c, "scan inputs differ in length at input", i);
+        *out = x->shape[axis];
+    }
+    return EMBER_OK;
+}
+
+/* Item `t` of scan input `x` along `axis` into inputs[slot]: a view when the items are
+ * contiguous (only one outer block), else a copy into the state's buffer. */
+static ember_status take_item(ember_control_state *state, size_t i, const ember_tensor *x,
+                              int axis, int64_t t, ember_tensor *slot)
+{
+    const strided s = around(x, axis);
+    ember_tensor item = {x->datum_type, x->rank - 1, {0}, NULL};
+    for (int k = 0, j = 0; k < x->rank; k++)
+        if (k != axis)
+            item.shape[j++] = x->shape[k];
+    const uint8_t *from = (const uint8_t *)x->data + (size_t)t * s.inner;
+    if (s.outer == 1) {
+        item.data = (void *)from;
+        *slot = item;
+        return EMBER_OK;
+    }
+    ember_status status = reserve(&state->items[i], s.outer * s.inner);
+    if (status != EMBER_OK)
+        return status;
+    for (size_t o = 0; o < s.outer; o++)
+        memcpy((uint8_t *)state->items[i].tensor.data + o * s.inner,
+               from + o * s.length * s.inner, s.inner);
+    item.data = state->items[i].tensor.data;
+    *slot = item;
+    return EMBER_OK;
+}
+
+/* Put body output `item` at position `at` of scan output j (n items along its axis);
+ * the first iteration shapes the output, later ones must give items of that shape. */
+static ember_status put_item(const ember_runnable *runnable, const ember_control *c,
+                             ember_control_state *state, size_t j, const ember_tensor *item,
+                             int64_t n, int64_t iteration, int64_t at)
+{
+    ember_tensor *stacked = &state->scans[j].tensor;
+    const int rank = item->rank + 1;
+    const int axis = c->output_axes[j] < 0 ? c->output_axes[j] + rank : c->output_axes[j];
+    if (axis < 0 || axis >= rank || rank > EMBER_MAX_RANK)
+        return scan_error(runnable, c, "has an axis out of the rank of scan output", j);
+    ember_tensor shaped = {item->datum_type, rank, {0}, NULL};
+    for (int k = 0, m = 0; k < rank; k++)
+        shaped.shape[k] = k == axis ? n : item->shape[m++];
+    const strided s = around(&shaped, axis);
+    if (iteration == 0) {
+        ember_status status = reserve(&state->scans[j], s.outer * s.length * s.inner);
+        if (status != EMBER_OK)
+            return status;
+        shaped.data = state->scans[j].tensor.data;
+        *stacked = shaped;
+    } else if (stacked->datum_type != item->datum_type ||
+               !ember_shape_equal(stacked->shape, stacked->rank, shaped.shape, rank)) {
+        return scan_error(runnable, c, "changes the shape of scan output", j);
+    }
+    for (size_t o = 0; o < s.outer; o++)
+        memcpy((uint8_t *)stacked->data + (o * s.length + (size_t)at) * s.inner,
+               (const uint8_t *)item->data + o * s.inner, s.inner);
+    return EMBER_OK;
+}
+
+/* Scan outputs of a scan over no item: empty along their axes, shaped by the plan. */
+static ember_status empty_scan_outputs(const ember_runnable *runnable, const ember_control *c,
+                                       ember_control_state *state, const ember_binding *binding)
+{
+    for (size_t j = 0; j < c->result_count - c->carried_count; j++) {
+        const ember_nnef_expr *dims = c->shapes->u.list.items[c->carried_count + j];
+        ember_tensor *t = &state->scans[j].tensor;
+        t->datum_type = body_output_type(state->bodies[0]->model, c->carried_count + j);
+        t->rank = (int32_t)dims->u.list.count;
+        const int axis = c->output_axes[j] < 0 ? c->output_axes[j] + t->rank
+                                               : c->output_axes[j];
+        if (axis < 0 || axis >= t->rank)
+            return scan_error(runnable, c, "has an axis out of the rank of scan output", j);
+        for (int k = 0; k < t->rank; k++) {
+            const char *problem;
+            t->shape[k] = 0;
+            if (k != axis && ember_dim_eval(dims->u.list.items[k], binding, &t->shape[k],
+                                            &problem) != EMBER_DIM_OK)
+                return scan_error(runnable, c, "scanned no item, and its body decides the "
+                                  "shape of scan output", j);
+        }
+        if (reserve(&state->scans[j], 1) != EMBER_OK)
+            return oom();
+    }
+    return EMBER_OK;
+}
+
+static ember_status run_scan(ember_runnable *runnable, const ember_control *c,
+                             ember_control_state *state, ember_tensor *inputs,
+                             const ember_binding *binding)
+{
+    const size_t n_states = c->carried_count, n_outputs = c->result_count - n_states;
+    ember_tensor *scanned = &inputs[n_states];
+    ember_tensor whole[EMBER_MAX_CONTROL_SCANS]; /* the inputs; their slots get items */
+    memcpy(whole, scanned, c->scan_count * sizeof *whole);
+    int64_t n = 0;
+    ember_status status = scan_length(runnable, c, inputs, &n);
+    int current = 0;
+    for (size_t i = 0; i < n_states && status == EMBER_OK; i++)
+        status = copy_into(&state->carried[0][i], &inputs[i]);
+    ember_runnable *body = state->bodies[0];
+    for (int64_t t = 0; t < n && status == EMBER_OK; t++) {
+        for (size_t i = 0; i < n_states; i++)
+            inputs[i] = state->carried[current][i].tensor;
+        for (size_t i = 0; i < c->scan_count && status == EMBER_OK; i++) {
+            const ember_tensor *x = &whole[i];
+            const int axis = c->scan_axes[i] < 0 ? c->scan_axes[i] + x->rank : c->scan_axes[i];
+            status = take_item(state, i, x, axis, c->scan_reverse[i] ? n - 1 - t : t,
+                               &scanned[i]);
+        }
+        if (status == EMBER_OK)
+            status = ember_runnable_execute(body, c->operand_count, inputs);
+        ember_tensor out;
+        for (size_t i = 0; i < n_states && status == EMBER_OK; i++) {
+            status = ember_runnable_get_output(body, i, &out);
+            if (status == EMBER_OK)
+                status = copy_into(&state->carried[1 - current][i], &out);
+        }
+        for (size_t j = 0; j < n_outputs && status == EMBER_OK; j++) {
+            status = ember_runnable_get_output(body, n_states + j, &out);
+            if (status == EMBER_OK)
+                status = put_item(runnable, c, state, j, &out, n, t,
+                                  c->output_reverse[j] ? n - 1 - t : t);
+        }
+        current = 1 - current;
+    }
+    memcpy(scanned, whole, c->scan_count * sizeof *whole);
+    if (status == EMBER_OK && n == 0)
+        status = empty_scan_outputs(runnable, c, state, binding);
+    for (size_t i = 0; i < n_states && status == EMBER_OK; i++)
+        runnable->named[c->results[i]] = state->carried[current][i].tensor;
+    for (size_t j = 0; j < n_outputs && status == EMBER_OK; j++)
+        runnable->named[c->results[n_states + j]] = state->scans[j].tensor;
+    return status;
+}
+
 ember_status ember_control_run(ember_runnable *runnable, size_t s, ember_binding *binding)
 {
     const ember_stage *stage = &runnable->model->stage_plan->stages[s];
@@ -340,9 +534,12 @@ ember_status ember_control_run(ember_runnable *runnable, size_t s, ember_binding
     const size_t first = c->kind == EMBER_CONTROL_LOOP ? 2 : 0;
     for (size_t i = 0; i < c->operand_count; i++)
         state->inputs[first + i] = runnable->named[c->operands[i].name];
-    status = c->kind == EMBER_CONTROL_IF
-                 ? run_if(runnable, c, state, state->inputs)
-                 : run_loop(runnable, c, state, state->inputs, binding);
+    if (c->kind == EMBER_CONTROL_IF)
+        status = run_if(runnable, c, state, state->inputs);
+    else if (c->kind == EMBER_CONTROL_LOOP)
+        status = run_loop(runnable, c, state, state->inputs, binding);
+    else
+        status = run_scan(runnable, c, state, state->inputs, binding);
     if (status == EMBER_OK)
         status = bind_results(runnable, c, binding);
     return status;

@@ -224,8 +224,7 @@ static ember_status build_invocation(builder *b, const char *const *names, int c
     const char *op_name = rvalue->u.invocation.op;
     const ember_op *op = ember_op_find(op_name);
     if (op == NULL)
-        return ember_error_set(EMBER_ERROR_UNSUPPORTED, "%s:%d: node '%s': unknown op '%s'",
-                               model->graph_origin, line, names[0], op_name);
+        return ember_op_unknown(model->graph_origin, line, names[0], op_name);
     if (op->flags & EMBER_OP_CONTROL)
         return ember_error_set(EMBER_ERROR_INVALID, "%s:%d: node '%s': %s runs only as a "
                                "stage of its own", model->graph_origin, line, names[0], op_name);

@@ -187,9 +187,7 @@ ember_status ember_build_template(builder *b)
             continue;
         if (strcmp(op, "external") != 0 && strcmp(op, "tract_core_external") != 0) {
             if (ember_op_find(op) == NULL)
-                return ember_error_set(EMBER_ERROR_UNSUPPORTED,
-                                       "%s:%d: node '%s': unknown op '%s'",
-                                       model->graph_origin, assignment->line, name, op);
+                return ember_op_unknown(model->graph_origin, assignment->line, name, op);
             model->template_node_count++;
             continue;
         }

@@ -130,4 +130,7 @@ typedef struct ember_op {
 /* The descriptor serving NNEF name `name`, or NULL (csrc/ops/op_table.c). */
 const ember_op *ember_op_find(const char *name);
 
+/* The error for an op the table does not have, at node `node` of `origin`:`line`. */
+ember_status ember_op_unknown(const char *origin, int line, const char *node, const char *op);
+
 #endif /* EMBER_CORE_OP_H */

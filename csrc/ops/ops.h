@@ -61,7 +61,7 @@
     /* linalg.c */                                                                         \
     X(det)                                                                                 \
     /* core/control.c */                                                                   \
-    X(ember_if) X(ember_loop)                                                              \
+    X(ember_if) X(ember_loop) X(ember_scan)                                                \
     /* recurrent.c */                                                                      \
     X(ember_lstm) X(ember_gru) X(ember_rnn)                                                \
     /* grid_sample.c */                                                                    \

@@ -6,9 +6,10 @@ that prints it takes the binary's place. Each archive runs two ways: straight in
 runtime (`ember.load_model`), and through the Python reader (`ember.nnef().load`), which
 is where cooking a foreign plan further starts.
 
-Not covered yet (issue 8): the LSTM and GRU exports (their `tract_core_scan` over a
-fragment body, and `tile` repeats computed from `tract_core_shape_of`) and the
-transformer encoder (`tract_transformers_sdpa`).
+The recurrent exports (LSTM and GRU: a `tract_core_scan` over a fragment body, `tile`
+repeats computed by `tract_core_shape_of`) run through the Python reader, which types the
+scan's body and writes it as ember_scan for the C runtime; the C loader alone refuses
+them, saying so.
 """
 import logging
 import os
@@ -21,8 +22,21 @@ import torch
 import torch_to_nnef as t2n
 
 import ember
+from ember.cook.nnef import plan_files
 
 nn = torch.nn
+
+
+class Recurrent(nn.Module):
+    """A 2-layer LSTM or GRU (or a bidirectional one-layer LSTM) returning its sequence."""
+
+    def __init__(self, kind, batch_first, layers=2, bidirectional=False):
+        super().__init__()
+        self.rnn = getattr(nn, kind)(16, 32, num_layers=layers, batch_first=batch_first,
+                                     bidirectional=bidirectional)
+
+    def forward(self, x):
+        return self.rnn(x)[0]
 
 
 class TCN(nn.Module):
@@ -146,3 +160,30 @@ def test_tcn_with_a_dynamic_time_axis_at_two_lengths(tmp_path, stand_in_tract, g
             got = runnable.run([x.numpy()])[0]
             assert got.shape == expected.shape == (1, 16, length + 2), how
             np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5, err_msg=how)
+
+
+@pytest.mark.parametrize("kind, batch_first, layers, bidirectional", [
+    ("LSTM", True, 2, False), ("LSTM", False, 2, False), ("GRU", True, 2, False),
+    ("GRU", False, 2, False), ("LSTM", True, 1, True)])
+def test_recurrent_with_a_dynamic_time_axis_at_two_lengths(tmp_path, stand_in_tract, generator,
+                                                           kind, batch_first, layers,
+                                                           bidirectional):
+    torch.manual_seed(2)
+    model = Recurrent(kind, batch_first, layers, bidirectional).eval()
+    time_axis = 1 if batch_first else 0
+    shape = (1, 20, 16) if batch_first else (20, 1, 16)
+    path = export(model, torch.randn(*shape), tmp_path, stand_in_tract,
+                  dynamic_axes={time_axis: "T"})
+    cooked = ember.nnef().load(path)
+    assert "ember_scan(" in plan_files(cooked)["graph.nnef"].decode()
+    runnable = cooked.into_runnable()             # the C runtime
+    for length in (20, 7):
+        shape = (1, length, 16) if batch_first else (length, 1, 16)
+        x = torch.randn(*shape, generator=generator)
+        with torch.no_grad():
+            expected = model(x).numpy()
+        got = runnable.run([x.numpy()])[0]
+        assert got.shape == expected.shape
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+    with pytest.raises(ember.EmberError, match="tile|ember.nnef"):
+        ember.load_model(path).into_runnable().run([x.numpy()])
