@@ -17,6 +17,7 @@ import numpy as np
 from .. import datum, dims
 from ..errors import ShapeError, UnsupportedOp
 from ..facts import Fact
+from ..ir import Outlet
 from .base import Op
 
 INPUTS = ("Q", "K", "V", "attn_mask", "past_key", "past_value", "nonpad_kv_seqlen")
@@ -315,6 +316,31 @@ class Attention(Op):
             keys = j < nonpad.astype(np.int64).reshape(-1, 1, 1, 1)
             bias = bias + np.where(keys, 0.0, -np.inf)
         return bias
+
+
+def _read_tract_sdpa(reader, call):
+    """tract_transformers_sdpa(q, k, v[, mask], scale = …, is_causal = …) as torch-to-nnef
+    writes torch's scaled_dot_product_attention: ONNX Attention's semantics (a bool mask
+    attends where true, a float mask is added; the scale defaults to 1/sqrt(size); a
+    3-D q, k, v is one head)."""
+    names, inputs = ["Q", "K", "V"], [reader.outlet(call.arg(i)) for i in range(3)]
+    mask = call.arg(3, "mask", None)
+    if mask is not None:
+        names.append("attn_mask")
+        inputs.append(reader.outlet(mask))
+    scale = call.kwarg("scale", None)
+    if scale is not None:
+        if isinstance(scale, Outlet):
+            scale = reader.fact(scale).value
+        if scale is None or np.asarray(scale).size != 1:
+            raise reader.unsupported(call, "a scale computed at run time")
+        scale = float(np.asarray(scale).reshape(-1)[0])
+    heads = 1 if reader.fact(inputs[0]).rank == 3 else None
+    op = Attention(names, heads, heads, scale=scale, causal=call.kwarg("is_causal", False))
+    return reader.wire(call, op, inputs)
+
+
+Attention.NNEF_READERS = {"tract_transformers_sdpa": _read_tract_sdpa}
 
 
 class RotaryEmbedding(Op):

@@ -61,7 +61,9 @@ class Reduce(Op):
             x = reader.outlet(inv.arg(0, "input"))
             rank = reader.fact(x).rank
             axes = [normalize_axis(a, rank) for a in inv.kwarg("axes", None) or inv.arg(1)]
-            return reader.wire(inv, cls(kind, axes), [x])
+            # NNEF's sum_reduce(…, normalize = true) is a mean (and so is the C runtime's)
+            normalized = kind == "sum" and inv.kwarg("normalize", False) is True
+            return reader.wire(inv, cls("mean" if normalized else kind, axes), [x])
         return read
 
 

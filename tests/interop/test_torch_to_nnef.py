@@ -9,7 +9,9 @@ is where cooking a foreign plan further starts.
 The recurrent exports (LSTM and GRU: a `tract_core_scan` over a fragment body, `tile`
 repeats computed by `tract_core_shape_of`) run through the Python reader, which types the
 scan's body and writes it as ember_scan for the C runtime; the C loader alone refuses
-them, saying so.
+them, saying so. So does the transformer encoder (`tract_transformers_sdpa`, reshapes
+to sizes computed by `tract_core_shape_of`, the `layer_norm` fragments), which the Python
+reader reads as ember's attention.
 """
 import logging
 import os
@@ -187,3 +189,25 @@ def test_recurrent_with_a_dynamic_time_axis_at_two_lengths(tmp_path, stand_in_tr
         np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
     with pytest.raises(ember.EmberError, match="tile|ember.nnef"):
         ember.load_model(path).into_runnable().run([x.numpy()])
+
+
+def test_transformer_encoder_with_a_dynamic_time_axis_at_two_lengths(tmp_path, stand_in_tract,
+                                                                     generator):
+    torch.manual_seed(3)
+    layer = nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0, batch_first=True)
+    model = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False).eval()
+    with torch.no_grad():                 # layer norms away from the identity
+        for module in model.modules():
+            if isinstance(module, nn.LayerNorm):
+                module.weight.uniform_(0.5, 1.5, generator=generator)
+                module.bias.uniform_(-0.5, 0.5, generator=generator)
+    path = export(model, torch.randn(1, 10, 32), tmp_path, stand_in_tract,
+                  dynamic_axes={1: "T"})
+    runnable = ember.nnef().load(path).into_runnable()
+    for length in (10, 6):
+        x = torch.randn(1, length, 32, generator=generator)
+        with torch.no_grad():
+            expected = model(x).numpy()
+        got = runnable.run([x.numpy()])[0]
+        assert got.shape == expected.shape
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
