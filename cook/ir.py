@@ -264,6 +264,21 @@ class Graph:
         self._next_id = len(nodes)
         self._consumers = None
 
+    def fingerprint(self):
+        """A digest of the graph as the cook's API sees it: nodes (names, ops with their
+        attributes, wiring, facts), inputs, outputs and properties. Equal digests: the same
+        graph (constants are compared by identity and shape, not by content)."""
+        import hashlib
+        digest = hashlib.sha256()
+        for node in self.ordered_nodes():
+            consts = [id(v) for v in vars(node.op).values() if isinstance(v, np.ndarray)] \
+                if hasattr(node.op, "__dict__") else []
+            digest.update(repr((node.id, node.name, repr(node.op), consts, node.inputs,
+                                [str(f) for f in node.outputs])).encode())
+        digest.update(repr((self.inputs, self.outputs, self.output_names,
+                            sorted(self.properties.items(), key=str))).encode())
+        return digest.hexdigest()
+
     def op_types(self):
         """The op names in topological order (handy in tests: before/after a rewrite)."""
         return [n.op.name for n in self.ordered_nodes()]

@@ -213,6 +213,9 @@ def _check_hint(node, slot, hint, fact):
 class TypedModel(_ModelIO):
     """Every wire has a datum type and a full shape (and maybe a constant value)."""
 
+    # (path or bytes, graph fingerprint) of the ember plan this model was read from
+    plan_source = None
+
     def __init__(self, graph):
         if not graph.typed:
             raise CookError("TypedModel needs a typed graph")
@@ -348,9 +351,14 @@ class TypedModel(_ModelIO):
         return [np.asarray(values[o]) for o in graph.outputs]
 
     def into_runnable(self):
-        """The plan, in memory, handed to the C runtime."""
+        """The plan, in memory, handed to the C runtime; for a model read from a plan ember
+        wrote and not changed since, that plan itself (nothing is written)."""
         from ..runtime import load_model     # ember.runtime, the cffi binding
         from .nnef import to_tar_bytes
+        if self.plan_source is not None:
+            location, fingerprint = self.plan_source
+            if self.graph.fingerprint() == fingerprint:
+                return load_model(location).into_runnable()
         return load_model(to_tar_bytes(self)).into_runnable()
 
     def copy(self):

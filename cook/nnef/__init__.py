@@ -3,6 +3,9 @@
     write_dir(model, path); write_tar(model, path); write_tar_gz(model, path)
     blob = to_tar_bytes(model)          # the plan in memory
     model = load(path_or_bytes)         # directory, .tar, .tgz or bytes -> TypedModel
+
+A plan ember wrote, read and not changed, goes to the C runtime as it is: into_runnable
+loads the file (or bytes) it came from instead of writing the model again.
 """
 import os
 
@@ -32,9 +35,16 @@ def to_tar_bytes(model):
 def load(source):
     """A TypedModel (decluttered) from a plan directory, .tar, .tgz or bytes. Every
     malformed plan raises an ember error (`FormatError` or another `CookError`)."""
-    where = "<bytes>" if isinstance(source, (bytes, bytearray, memoryview)) else os.fspath(source)
+    in_memory = isinstance(source, (bytes, bytearray, memoryview))
+    where = "<bytes>" if in_memory else os.fspath(source)
     try:
-        return read_files(archive.read(source), where)
+        model = read_files(archive.read(source), where)
+        if "ember.plan_version" in model.properties:
+            # ember wrote it: while the model stays as read, the C runtime loads the plan
+            # itself rather than a re-written copy (TypedModel.into_runnable)
+            model.plan_source = (bytes(source) if in_memory else where,
+                                 model.graph.fingerprint())
+        return model
     except CookError:
         raise
     except RecursionError:

@@ -109,6 +109,24 @@ def test_round_trip(container, tmp_path):
     assert cook_nnef.to_tar_bytes(reread) == cook_nnef.to_tar_bytes(model)
 
 
+def test_an_unchanged_plan_goes_to_the_c_runtime_as_it_is(tmp_path, monkeypatch):
+    """into_runnable of a model read from an ember plan loads that plan; once the model
+    changes (here: a symbol bound), it writes the changed model."""
+    onnx_model, x = mixed_model()
+    cook_nnef.write_tar(cook_onnx.load(onnx_model).into_model(), tmp_path / "plan.tar")
+    reread = cook_nnef.load(tmp_path / "plan.tar")
+    written = []
+    original = cook_nnef.to_tar_bytes
+    monkeypatch.setattr(cook_nnef, "to_tar_bytes", lambda m: written.append(m) or original(m))
+    expected = reread.run_reference([x])
+    for got, want in zip(reread.into_runnable().run([x]), expected):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert written == []
+    reread.graph.output_names[1] = "renamed"       # a change through the graph
+    reread.into_runnable()
+    assert len(written) == 1
+
+
 def test_plans_are_deterministic_ustar():
     onnx_model, _ = mixed_model()
     model = cook_onnx.load(onnx_model).into_model()
