@@ -1,4 +1,5 @@
-"""Plans tract writes load and run in ember, matching onnxruntime.
+"""Plans tract writes load and run in ember, and plans ember writes run in tract, both
+matching onnxruntime.
 
 tract (pip `tract`, 0.23.9) cooks the ONNX model and writes its NNEF plan, in its plain
 and in its extended identifier syntax. The plan then runs straight through the C
@@ -9,7 +10,9 @@ labels ("/features/features.0/Conv.bias" stored as features/features.0/Conv.bias
 `max(x, 0)` relus, `tract_core_downsample` (resnet50's strided 1x1 convolutions).
 
 Of the light zoo, tract 0.23.9 itself fails to write bvlc_alexnet, inception_v1 and
-zfnet512 ("Translating model to AST"), so they are not here.
+zfnet512 ("Translating model to AST"), so they are not here. The other way, tract runs
+ember's plans of the light zoo (ember's extension ops — ember_lstm, ember_scan, ember_if,
+… — are unknown to tract, so plans holding them are not for tract).
 """
 import numpy as np
 import onnx
@@ -83,3 +86,16 @@ def test_light_zoo(tmp_path, name):
     plan = tract_plan(onnx_path, tmp_path, extended=False)
     x = light_model_input(name, seed=0)
     check_both_readers(plan, x, reference(onnx_path, x), 2e-4)
+
+
+@pytest.mark.parametrize("name", ["squeezenet", "shufflenet", "inception_v2", "resnet50"])
+def test_ember_plans_run_in_tract(tmp_path, name):
+    onnx_path = tmp_path / f"{name}.onnx"
+    onnx.save(randomized_light_model(name, seed=1), onnx_path)
+    plan = tmp_path / "plan.tar"
+    ember.nnef().write_model_to_tar(ember.onnx().load(str(onnx_path)).into_model(), plan)
+    x = light_model_input(name, seed=1)
+    got = tract.nnef().load(str(plan)).into_runnable().run([x])[0].to_numpy()
+    expected = reference(onnx_path, x)
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=2e-4)
