@@ -254,7 +254,8 @@ EMBER_API void ember_text_free(char *text)
 EMBER_API int ember_op_takes_argument(const char *op, const char *name)
 {
     const ember_op *found = op != NULL ? ember_op_find(op) : NULL;
-    if (found == NULL || name == NULL)
+    /* a control op (ember_if, ember_loop) reads its arguments itself, not by the table */
+    if (found == NULL || (found->flags & EMBER_OP_CONTROL) || name == NULL)
         return -1;
     for (size_t p = 0; p < found->param_count; p++)
         if (strcmp(found->params[p].name, name) == 0)
