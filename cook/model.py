@@ -243,6 +243,13 @@ class TypedModel(_ModelIO):
         declutter(self.graph)
         return self
 
+    def pulse(self, pulse, symbol="S"):
+        """The streaming model of this one: `pulse` frames of the time axis `symbol` per
+        call, the same outputs `delay` frames later (cook/pulse.py; run it with
+        `into_runnable().spawn_state()`). What cannot stream is refused, naming the node."""
+        from .pulse import pulse_model
+        return pulse_model(self, pulse, symbol).declutter()
+
     def op_types(self):
         return self.graph.op_types()
 

@@ -9,8 +9,11 @@
     NNEF_READERS = {"nnef_op": fn}        how plan invocations become this op (reader.py)
 
 Ops are immutable value objects: attributes are set in __init__ and never changed, two
-ops with the same class and attributes compare equal. Pulsing (next issue) will add a
-`pulse(...)` method here, with a default that refuses.
+ops with the same class and attributes compare equal.
+
+    pulse(pulser, node, inputs) -> [Outlet]   how the op streams (cook/pulse.py): the
+                                          default copies an op no stream reaches, and
+                                          refuses one it does
 """
 import copy
 
@@ -42,6 +45,11 @@ class Op:
 
     def declutter(self, graph, node):
         return None
+
+    def pulse(self, pulser, node, inputs):
+        if any(pulser.stream(o) for o in inputs):
+            pulser.refuse(node, "it has no streaming rule")
+        return pulser.copy(node, inputs)
 
     def decompose(self, patch, name, inputs):
         """Outlets computing this op's outputs with plan ops, wired through `patch`; None

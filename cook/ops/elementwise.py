@@ -7,6 +7,7 @@ from .. import datum, dims
 from ..errors import ShapeError, UnsupportedOp
 from ..facts import Fact
 from ..ir import Patch
+from ..pulse import pointwise_rule
 from .base import Op, expect_inputs, f32
 
 
@@ -564,3 +565,6 @@ class Where(Op):
 
 
 Where.NNEF_READERS = {"select": Where._read}
+
+# every output frame from the same frame of the operands (cook/pulse.py)
+Unary.pulse = Activation.pulse = Clamp.pulse = Binary.pulse = Where.pulse = pointwise_rule

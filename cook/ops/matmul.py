@@ -5,6 +5,7 @@ from .. import dims
 from ..errors import ShapeError
 from ..facts import Fact
 from ..ir import Patch
+from ..pulse import pulse_layout_any
 from .base import Op, expect_inputs
 
 
@@ -58,6 +59,23 @@ class MatMul(Op):
         if self.transpose_b:
             b = np.swapaxes(b, -1, -2)
         return [np.matmul(a, b).astype(inputs[0].dtype)]
+
+    def pulse(self, pulser, node, inputs):
+        """One operand may stream, along an axis the product does not contract (a
+        linear layer over frames); two streamed operands (attention) cannot."""
+        streams = [pulser.stream(o) for o in inputs]
+        if not any(streams):
+            return pulser.copy(node, inputs)
+        if all(streams):
+            pulser.refuse(node, "both operands stream: a product over the whole sequence")
+        k = 0 if streams[0] else 1
+        rank = pulser.graph.fact(inputs[k]).rank
+        transposed = self.transpose_a if k == 0 else self.transpose_b
+        contracted = (rank - 1 if k == 0 else rank - 2) if not transposed else \
+            (rank - 2 if k == 0 else rank - 1)
+        if streams[k].axis == contracted:
+            pulser.refuse(node, "it sums over the time axis")
+        return pulse_layout_any(pulser, node, inputs, streams[k])
 
     def declutter(self, graph, node):
         # Normal form: constant operands are stored the way they are used. Not a constant

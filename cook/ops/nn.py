@@ -4,6 +4,7 @@ import numpy as np
 from .. import dims
 from ..errors import ShapeError
 from ..ir import Patch
+from ..pulse import pointwise_rule, pulse_along_other_axes
 from .base import Op, expect_inputs, f32, normalize_axis
 from .elementwise import Binary, Unary
 from .reduce import Reduce
@@ -257,3 +258,12 @@ def normalization_chain(wire, const, x, axes, epsilon, dtype):
     var = wire("var", Reduce("mean", axes), [square])
     shifted = wire("var_eps", Binary("add"), [var, const("epsilon", np.array(epsilon, dtype))])
     return centered, mean, wire("inv_std", Unary("rsqrt"), [shifted])
+
+
+# Streaming (cook/pulse.py): normalisations along axes other than time work per frame;
+# batch norm is per channel.
+Softmax.pulse = lambda op, pulser, node, inputs: pulse_along_other_axes(
+    pulser, node, inputs, op.axes)
+LayerNorm.pulse = lambda op, pulser, node, inputs: pulse_along_other_axes(
+    pulser, node, inputs, op.axes)
+BatchNorm.pulse = pointwise_rule

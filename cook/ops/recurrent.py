@@ -10,9 +10,11 @@ import copy
 
 import numpy as np
 
+from .. import dims
 from ..errors import ShapeError
 from ..facts import Fact
 from ..ir import Patch
+from ..pulse import Stream
 from .base import Op
 
 INPUTS = ("X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P")
@@ -176,6 +178,53 @@ class Recurrent(Op):
 
     def _clip(self, z):
         return z if self.clip is None else np.clip(z, -self.clip, self.clip)
+
+    def pulse(self, pulser, node, inputs):
+        """Forward along time, the state carried from call to call: the initial state
+        (given or zeros) until the stream reaches the layer, then the previous call's
+        final state. The input is delayed to a whole number of pulses so that no call
+        mixes frames from before the stream with frames of it."""
+        from .elementwise import Where
+        given = dict(zip(self.present, inputs))
+        stream = pulser.stream(given["X"])
+        if any(pulser.stream(o) for name, o in given.items() if name != "X"):
+            pulser.refuse(node, "only X may stream")
+        if stream is None:
+            return pulser.copy(node, inputs)
+        if stream.axis != 0:
+            pulser.refuse(node, "X must stream along its sequence axis")
+        if self.directions != ("forward",):
+            pulser.refuse(node, f"a {' and '.join(self.directions)} recurrence needs the "
+                                "frames after each one")
+        if "sequence_lens" in given:
+            pulser.refuse(node, "sequence_lens: a stream has no length per batch item")
+        for slot in range(1, len(node.outputs)):
+            outlet = node.outlet(slot)
+            if pulser.source.consumers(outlet) or pulser.source.is_output(outlet):
+                pulser.refuse(node, "its final state is read: a stream has no final frame")
+        size = dims.to_int(pulser.graph.fact(given["X"]).shape[0])
+        x = pulser.delay(given["X"], -stream.delay % size, name=f"{node.name}_input")
+        delay = pulser.stream(x).delay
+        given["X"] = x
+        started = pulser.started(delay + size, size, node.name)
+        states = []
+        for name in ("initial_h", "initial_c") if self.kind == "lstm" else ("initial_h",):
+            fact = node.outputs[1]
+            state = pulser.state(f"{node.name}_{name[-1]}", fact)
+            initial = given.get(name)
+            if initial is None:
+                initial = pulser.const(f"{node.name}_{name}", np.zeros(
+                    [dims.to_int(d) for d in fact.shape]), fact.dtype)
+            given[name] = pulser.graph.wire1(f"{node.name}_{name}_carried", Where(),
+                                             [started, state, initial])
+            states.append(state)
+        op = copy.copy(self)
+        op.present = tuple(name for name in INPUTS if name in given)
+        outlets = pulser.copy(node, [given[name] for name in op.present], op=op)
+        pulser.streams[outlets[0]] = Stream(0, delay, node.outputs[0].shape[0])
+        for state, outlet in zip(states, outlets[1:]):
+            pulser.update(state, outlet)
+        return outlets
 
     def nnef_write(self, writer, node):
         inputs = [writer.ident(node.inputs[0])]

@@ -4,6 +4,7 @@ import numpy as np
 from .. import dims
 from ..errors import ShapeError
 from ..facts import Fact
+from ..pulse import pulse_along_other_axes
 from .base import Op, expect_inputs, normalize_axis
 
 REDUCERS = {"mean": np.mean, "sum": np.sum, "max": np.max, "min": np.min, "prod": np.prod}
@@ -119,3 +120,8 @@ class ReduceAxesInput(Op):
             return [x.copy()]
         axes = [normalize_axis(int(a), x.ndim) for a in axes] if axes.size else range(x.ndim)
         return Reduce(self.kind, axes).eval([x])
+
+
+# Streaming (cook/pulse.py): a reduction over other axes than time works per frame.
+Reduce.pulse = lambda op, pulser, node, inputs: pulse_along_other_axes(
+    pulser, node, inputs, op.axes)

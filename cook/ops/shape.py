@@ -6,6 +6,7 @@ from .. import datum, dims
 from ..errors import ShapeError, UnsupportedOp
 from ..facts import Fact
 from ..ir import Patch
+from ..pulse import pulse_layout
 from .base import Op, expect_inputs, normalize_axis, operands, refuse_runtime_plan
 
 
@@ -509,3 +510,10 @@ class Cast(Op):
 Cast.NNEF_READERS = {"tract_core_cast": Cast._read}
 ShapeOf.NNEF_READERS = {"tract_core_shape_of": ShapeOf._read}
 Gather.NNEF_READERS = {"tract_core_gather": Gather._read}
+
+
+# Streaming (cook/pulse.py): ops that move axes and keep each frame whole.
+Transpose.pulse = Squeeze.pulse = Unsqueeze.pulse = \
+    lambda op, pulser, node, inputs: pulse_layout(pulser, node, inputs)
+Reshape.pulse = lambda op, pulser, node, inputs: pulse_layout(
+    pulser, node, inputs, None if op.from_inputs else lambda shape: Reshape(shape))

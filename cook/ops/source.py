@@ -1,8 +1,10 @@
 """Sources: model inputs and constants."""
 import numpy as np
 
+from .. import dims
 from ..errors import CookError
 from ..facts import Fact
+from ..pulse import Stream
 from .base import Op
 
 
@@ -20,6 +22,19 @@ class Source(Op):
 
     def nnef_write(self, writer, node):
         writer.write_external(node)
+
+    def pulse(self, pulser, node, inputs):
+        """An input whose shape has the streamed symbol takes P frames on that axis."""
+        fact = node.outputs[0]
+        axes = [k for k, d in enumerate(fact.shape) if pulser.symbol in dims.symbols(d)]
+        if not axes:
+            return [pulser.graph.add_source(node.name, fact)]
+        if len(axes) > 1 or fact.shape[axes[0]] != dims.symbol(pulser.symbol):
+            pulser.refuse(node, f"input {fact}: the streamed symbol must be one whole axis")
+        shape = [pulser.pulse if k == axes[0] else d for k, d in enumerate(fact.shape)]
+        outlet = pulser.graph.add_source(node.name, Fact(fact.datum_type, shape))
+        pulser.streams[outlet] = Stream(axes[0], 0, fact.shape[axes[0]])
+        return [outlet]
 
 
 class Const(Op):

@@ -8,6 +8,7 @@ import numpy as np
 from .. import datum, dims
 from ..errors import ShapeError, UnsupportedOp
 from ..facts import Fact
+from ..pulse import Stream
 from .base import Op, expect_inputs, normalize_axis, operands
 
 
@@ -323,6 +324,30 @@ class Pad(Op):
             raise ShapeError(f"pads {list(self.pads)} must have one pair per axis")
         return [Fact(x.datum_type, [dims.add(dims.add(d, b), a)
                                     for d, (b, a) in zip(x.shape, self.pads)])]
+
+    def pulse(self, pulser, node, inputs):
+        """Constant padding along time: the mask gives the frames before and after the
+        stream the value; padding before is a delay, padding after comes at the end."""
+        stream = pulser.stream(inputs[0])
+        if stream is None or self.from_inputs:
+            return Op.pulse(self, pulser, node, inputs)
+        before, after = self.pads[stream.axis]
+        if not (before or after):
+            return pulser.copy(node, inputs, stream=Stream(stream.axis, stream.delay,
+                                                           stream.length))
+        if self.mode != "constant":
+            pulser.refuse(node, f"{self.mode} padding along time needs frames a stream "
+                                "does not have yet")
+        x = pulser.mask(inputs[0], self.value)
+        before = dims.to_int(before)
+        if stream.delay < before:
+            x = pulser.delay(x, before - stream.delay, name=f"{node.name}_input")
+        pads = list(self.pads)
+        pads[stream.axis] = (0, 0)
+        op = Pad(pads, self.mode, self.value)
+        delay = pulser.stream(x).delay - before
+        return pulser.copy(node, [x], op=op, stream=Stream(
+            stream.axis, delay, node.outputs[0].shape[stream.axis]))
 
     def _runtime(self, rank, given):
         """(pairs, value) with the run-time operands in place."""
