@@ -195,6 +195,71 @@ EMBER_API ember_status ember_runnable_output(const ember_runnable *runnable, siz
 /* Bytes of working memory (activations arena and packed weights) held by the runnable. */
 EMBER_API size_t ember_runnable_memory_bytes(const ember_runnable *runnable);
 
+/* ---- streaming ----
+ *
+ * A pulsed plan (cooked with model.pulse(P)) runs a stream P frames per call and gives
+ * the batch model's outputs, each `delay` frames late. An ember_state carries what the
+ * plan needs from the past between calls; many states may share one runnable (its
+ * weights and working memory), running one at a time.
+ *
+ *     ember_state *s;  ember_state_new(run, &s);
+ *     for each pulse:  [ember_state_end(s, total_frames) before the pulse holding the
+ *                       last frame; fill that pulse's missing frames with anything]
+ *                      ember_state_run(s, n_inputs, pulse);
+ *                      ember_state_output(s, i, &y, &first, &count);  use frames
+ *                      [first, first + count) of y along its time axis
+ *     after the last:  while (ember_state_pending(s)) { ember_state_run(s, 0, NULL);
+ *                      ember_state_output(…) }   the frames the delay still owes
+ *
+ * The frames so collected equal the batch model's outputs, frame for frame, the last
+ * ones included: the plan pads past the end of the stream as the batch model pads past
+ * the end of its input. Running allocates nothing. */
+typedef struct ember_state ember_state;
+typedef struct ember_frozen_state ember_frozen_state;
+
+/* The pulse size of a pulsed plan (frames per call on its streamed inputs), or 0 for a
+ * plan that does not stream. Then per user input its time axis (-1: not streamed), per
+ * user output its time axis and its delay in frames; -1 for a bad index. The user's
+ * inputs and outputs come first among the plan's (the others are the state's). */
+EMBER_API int64_t ember_model_pulse(const ember_model *model);
+EMBER_API size_t ember_model_stream_input_count(const ember_model *model);
+EMBER_API size_t ember_model_stream_output_count(const ember_model *model);
+EMBER_API int ember_model_stream_input_axis(const ember_model *model, size_t index);
+EMBER_API int ember_model_stream_output_axis(const ember_model *model, size_t index);
+EMBER_API int64_t ember_model_stream_output_delay(const ember_model *model, size_t index);
+
+/* A new stream on a runnable of a pulsed plan; free it before the runnable.
+ * Errors: EMBER_ERROR_ARGUMENT (the plan does not stream), EMBER_ERROR_MEMORY. */
+EMBER_API ember_status ember_state_new(ember_runnable *runnable, ember_state **out_state);
+EMBER_API void ember_state_free(ember_state *state);
+/* Start a new stream: states back to zeros, nothing given yet. */
+EMBER_API void ember_state_reset(ember_state *state);
+/* Run one pulse: `inputs` are the user inputs, each one pulse as its fact says; or
+ * n_inputs = 0 and inputs NULL for a filler pulse once every frame was given.
+ * Errors: EMBER_ERROR_ARGUMENT naming the input. */
+EMBER_API ember_status ember_state_run(ember_state *state, size_t n_inputs,
+                                       const ember_tensor *inputs);
+/* The stream has `frames` frames in all. Give it before running the pulse that holds the
+ * last one (EMBER_ERROR_ARGUMENT after). */
+EMBER_API ember_status ember_state_end(ember_state *state, int64_t frames);
+/* Whether, every frame given, some output still owes frames: run a filler pulse. */
+EMBER_API int ember_state_pending(const ember_state *state);
+/* Output `index` of the last run (valid until the runnable runs again), and which of its
+ * frames along its time axis are real: [*out_first, *out_first + *out_count) (either
+ * pointer may be NULL). The frames before a stream's delay and past its end are not. */
+EMBER_API ember_status ember_state_output(const ember_state *state, size_t index,
+                                          ember_tensor *out_tensor, int64_t *out_first,
+                                          int64_t *out_count);
+/* Bytes the state holds (its buffers: what the plan carries from call to call). */
+EMBER_API size_t ember_state_bytes(const ember_state *state);
+/* A snapshot of the state, and a new state from it (on the same runnable, which must
+ * outlive the snapshot); both cost one copy of the buffers and no preparation. */
+EMBER_API ember_status ember_state_freeze(const ember_state *state,
+                                          ember_frozen_state **out_frozen);
+EMBER_API ember_status ember_frozen_state_unfreeze(const ember_frozen_state *frozen,
+                                                   ember_state **out_state);
+EMBER_API void ember_frozen_state_free(ember_frozen_state *frozen);
+
 /* ---- tooling ---- */
 
 /* NNEF text (a graph document) in the flat form the loader builds models from:

@@ -133,6 +133,29 @@ class Model:
     def node_count(self):
         return lib.ember_model_node_count(self._handle)
 
+    @property
+    def pulse(self):
+        """Frames per call of a pulsed plan's streamed inputs; None for a batch plan."""
+        return lib.ember_model_pulse(self._handle) or None
+
+    @property
+    def stream_input_axes(self):
+        """Per user input of a pulsed plan, its time axis (None: not streamed)."""
+        n = lib.ember_model_stream_input_count(self._handle)
+        return [None if a < 0 else a for a in
+                (lib.ember_model_stream_input_axis(self._handle, i) for i in range(n))]
+
+    @property
+    def stream_output_axes(self):
+        n = lib.ember_model_stream_output_count(self._handle)
+        return [lib.ember_model_stream_output_axis(self._handle, i) for i in range(n)]
+
+    @property
+    def stream_output_delays(self):
+        """Per user output of a pulsed plan, how many frames it comes late."""
+        n = lib.ember_model_stream_output_count(self._handle)
+        return [lib.ember_model_stream_output_delay(self._handle, i) for i in range(n)]
+
     def into_runnable(self):
         return Runnable(self)
 
@@ -163,31 +186,47 @@ class Runnable:
 
     def run(self, inputs):
         """Run on a list of numpy arrays (model order); returns a list of new arrays."""
-        # np.asarray, not np.ascontiguousarray: the latter turns a 0-d array into 1-d.
-        arrays = [np.asarray(x, order="C") for x in inputs]
-        c_inputs = ffi.new("ember_tensor[]", max(len(arrays), 1))
-        for c_tensor, array in zip(c_inputs, arrays):
-            if array.dtype not in _CODES:
-                raise EmberError(lib.EMBER_ERROR_ARGUMENT,
-                                 f"datum type {array.dtype} is not supported by ember")
-            if array.ndim > lib.EMBER_MAX_RANK:
-                raise EmberError(lib.EMBER_ERROR_ARGUMENT, f"rank {array.ndim} is too large")
-            c_tensor.datum_type = _CODES[array.dtype]
-            c_tensor.rank = array.ndim
-            for axis, dim in enumerate(array.shape):
-                c_tensor.shape[axis] = dim
-            c_tensor.data = ffi.cast("void *", array.ctypes.data)
+        arrays, c_inputs = c_tensors(inputs)
         _check(lib.ember_runnable_run(self._handle, len(arrays), c_inputs))
         return [self._output(i) for i in range(self._output_count)]
 
     def _output(self, index):
         c_tensor = ffi.new("ember_tensor *")
         _check(lib.ember_runnable_output(self._handle, index, c_tensor))
-        dtype = _DTYPES[c_tensor.datum_type]
-        shape = tuple(c_tensor.shape[i] for i in range(c_tensor.rank))
-        count = int(np.prod(shape, dtype=np.int64))
-        buffer = ffi.buffer(c_tensor.data, count * dtype.itemsize) if count else b""
-        return np.frombuffer(buffer, dtype=dtype).reshape(shape).copy()
+        return array_of(c_tensor)
+
+    def spawn_state(self):
+        """A stream on this runnable of a pulsed plan (see ember.stream.State)."""
+        from .stream import State
+        return State(self)
+
+
+def c_tensors(inputs):
+    """(arrays kept alive, ember_tensor[]) viewing numpy inputs."""
+    # np.asarray, not np.ascontiguousarray: the latter turns a 0-d array into 1-d.
+    arrays = [np.asarray(x, order="C") for x in inputs]
+    c_inputs = ffi.new("ember_tensor[]", max(len(arrays), 1))
+    for c_tensor, array in zip(c_inputs, arrays):
+        if array.dtype not in _CODES:
+            raise EmberError(lib.EMBER_ERROR_ARGUMENT,
+                             f"datum type {array.dtype} is not supported by ember")
+        if array.ndim > lib.EMBER_MAX_RANK:
+            raise EmberError(lib.EMBER_ERROR_ARGUMENT, f"rank {array.ndim} is too large")
+        c_tensor.datum_type = _CODES[array.dtype]
+        c_tensor.rank = array.ndim
+        for axis, dim in enumerate(array.shape):
+            c_tensor.shape[axis] = dim
+        c_tensor.data = ffi.cast("void *", array.ctypes.data)
+    return arrays, c_inputs
+
+
+def array_of(c_tensor):
+    """A numpy copy of a tensor the runtime owns."""
+    dtype = _DTYPES[c_tensor.datum_type]
+    shape = tuple(c_tensor.shape[i] for i in range(c_tensor.rank))
+    count = int(np.prod(shape, dtype=np.int64))
+    buffer = ffi.buffer(c_tensor.data, count * dtype.itemsize) if count else b""
+    return np.frombuffer(buffer, dtype=dtype).reshape(shape).copy()
 
 
 def load_model(source):

@@ -253,6 +253,8 @@ class PlanWriter:
                       ("producer", f"ember-cook {__version__}"),
                       ("ember.input_names", [graph.nodes[o.node].name for o in graph.inputs]),
                       ("ember.output_names", list(graph.output_names))]
+        # a pulsed model's streaming (cook/pulse.py), read by the runtime's ember_state
+        properties += [(k, v) for k, v in graph.properties.items() if k.startswith("ember.pulse")]
         if symbols:
             # the runtime cannot type a symbolic graph before a run: it reads these
             properties.append(("ember.output_facts",

@@ -34,6 +34,7 @@
 #include "core/model_stages.h"
 #include "core/op.h"
 #include "core/shape.h"
+#include "core/stream.h"
 #include "core/symbols.h"
 
 /* Every load-time failure about a node goes through here, so that all of them carry the
@@ -416,6 +417,8 @@ static ember_status load_document(ember_model *model, const char *document)
         status = read_properties(model, &model->doc);
         if (status == EMBER_OK)
             status = model->symbolic ? ember_build_template(&b) : build_body(&b);
+        if (status == EMBER_OK)
+            status = ember_pulse_meta_read(model, &model->doc);
         if (status == EMBER_OK && model->symbolic)
             status = ember_control_load_bodies(model);
         if (status == EMBER_OK && model->symbolic)
@@ -534,6 +537,7 @@ void ember_model_destroy(ember_model *model)
         free(model->output_dim_texts[i]);
     free(model->output_dim_texts);
     free(model->output_facts);
+    ember_pulse_meta_free(model->pulse);
     ember_stage_plan_free(model->stage_plan);
     free(model->stage_plan);
     for (size_t i = 0; i < model->body_count; i++) {

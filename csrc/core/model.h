@@ -78,6 +78,7 @@ struct ember_model {
     size_t dat_count, dat_capacity;
 
     int64_t plan_version;         /* property "ember.plan_version", 1 when absent */
+    struct ember_pulse_meta *pulse; /* a pulsed plan's streaming (core/stream.h), or NULL */
 
     /* Symbolic plans (core/symbols.h). A model whose graph mentions a declared symbol is
      * a template: it keeps its AST, its inputs are values whose symbolic dims are -1
