@@ -225,7 +225,7 @@ class Pulser:
         first = self.wire1(f"{name}_first", "mul", [self.chunk, self.const(f"{name}_pulse",
                                                                            size)])
         return self.wire1(f"{name}_started", "greater_equal",
-                          [first, self.const(f"{name}_delay", delay)])
+                          [first, self.const(f"{name}_from", position)])
 
     def dim(self, value):
         """An i64 scalar outlet computing dimension `value` with the symbol = pulse_end."""
@@ -341,7 +341,8 @@ def pulse_layout(pulser, node, inputs, make_op=None):
     before = pulser.source.fact(node.inputs[0]).shape
     out = node.outputs[0].shape
     axes = [k for k, d in enumerate(out) if pulser.symbol in dims.symbols(d)]
-    if len(axes) != 1 or out[axes[0]] != stream.length or \
+    # a reshape keeps frames whole only if as many items come before time
+    if len(axes) != 1 or out[axes[0]] != stream.length or make_op is not None and \
             dims.product(out[:axes[0]]) != dims.product(before[:stream.axis]):
         pulser.refuse(node, "it merges or splits the time axis")
     axis = axes[0]
