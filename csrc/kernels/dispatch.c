@@ -125,11 +125,16 @@ const char *ember_isa_name(ember_isa isa)
 
 /* ---------------------------------------------------------------- kernel tables */
 
-#define EMBER_F32_GEMM_ENTRY(name, mr, nr, isa) {#name, mr, nr, isa, ember_##name},
+#define INDIRECT(name) ember_##name##_indirect
+#define NONE(name) NULL
+#define EMBER_F32_GEMM_ENTRY(name, mr, nr, isa, indirect)                                  \
+    {#name, mr, nr, isa, ember_##name, indirect(name)},
 const ember_f32_gemm_kernel ember_f32_gemm_kernels[] = {
     EMBER_F32_GEMM_KERNELS(EMBER_F32_GEMM_ENTRY)
 };
 #undef EMBER_F32_GEMM_ENTRY
+#undef INDIRECT
+#undef NONE
 const size_t ember_f32_gemm_kernel_count =
     sizeof(ember_f32_gemm_kernels) / sizeof(ember_f32_gemm_kernels[0]);
 

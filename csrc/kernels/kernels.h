@@ -62,35 +62,54 @@ typedef void (*ember_f32_gemm_ukernel_fn)(size_t m, size_t n, size_t k, const fl
                                           const float *b, float *c, size_t c_row_stride,
                                           const ember_f32_gemm_params *params);
 
+/*
+ * The same tile with B read in place rather than from a packed panel (an implicit GEMM:
+ * a convolution's B rows are runs of its input, so no im2col copy is made): row p of
+ * the tile's B is the NR floats at b + offsets[p]. All NR floats of every row are read,
+ * whatever n (the caller keeps them readable); columns ≥ n are computed but not stored.
+ * Everything else as the packed micro-kernel.
+ */
+typedef void (*ember_f32_gemm_indirect_fn)(size_t m, size_t n, size_t k, const float *a,
+                                           const float *b, const int32_t *offsets, float *c,
+                                           size_t c_row_stride,
+                                           const ember_f32_gemm_params *params);
+
 typedef struct ember_f32_gemm_kernel {
     const char *name; /* "f32_gemm_6x16__avx2_fma" */
     size_t mr, nr;
     ember_isa isa;
     ember_f32_gemm_ukernel_fn fn;
+    ember_f32_gemm_indirect_fn indirect; /* NULL: this kernel has no in-place B form */
 } ember_f32_gemm_kernel;
 
-/* X(name, mr, nr, isa): the kernels of this build, best last within each ISA family. */
-#define EMBER_F32_GEMM_KERNELS_GENERIC(X) X(f32_gemm_4x4__scalar, 4, 4, EMBER_ISA_SCALAR)
+/* X(name, mr, nr, isa, indirect): the kernels of this build, best last within each ISA
+ * family; `indirect` is INDIRECT(name) or NONE. */
+#define EMBER_F32_GEMM_KERNELS_GENERIC(X)                                                  \
+    X(f32_gemm_4x4__scalar, 4, 4, EMBER_ISA_SCALAR, INDIRECT)
 #if defined(__x86_64__) || defined(_M_X64)
 #define EMBER_F32_GEMM_KERNELS(X)                                                          \
     EMBER_F32_GEMM_KERNELS_GENERIC(X)                                                      \
-    X(f32_gemm_6x16__avx2_fma, 6, 16, EMBER_ISA_AVX2_FMA)                                  \
-    X(f32_gemm_8x32__avx512f, 8, 32, EMBER_ISA_AVX512F)
+    X(f32_gemm_6x16__avx2_fma, 6, 16, EMBER_ISA_AVX2_FMA, INDIRECT)                        \
+    X(f32_gemm_8x32__avx512f, 8, 32, EMBER_ISA_AVX512F, NONE)
 #elif defined(__aarch64__)
 #define EMBER_F32_GEMM_KERNELS(X)                                                          \
     EMBER_F32_GEMM_KERNELS_GENERIC(X)                                                      \
-    X(f32_gemm_8x8__neon_aarch64, 8, 8, EMBER_ISA_NEON_AARCH64)
+    X(f32_gemm_8x8__neon_aarch64, 8, 8, EMBER_ISA_NEON_AARCH64, INDIRECT)
 #elif defined(__arm__) && defined(__ARM_NEON)
 #define EMBER_F32_GEMM_KERNELS(X)                                                          \
     EMBER_F32_GEMM_KERNELS_GENERIC(X)                                                      \
-    X(f32_gemm_4x8__neon_armv7, 4, 8, EMBER_ISA_NEON_ARMV7)
+    X(f32_gemm_4x8__neon_armv7, 4, 8, EMBER_ISA_NEON_ARMV7, INDIRECT)
 #else
 #define EMBER_F32_GEMM_KERNELS(X) EMBER_F32_GEMM_KERNELS_GENERIC(X)
 #endif
 
-#define EMBER_DECLARE_F32_GEMM(name, mr, nr, isa)                                          \
+/* A kernel without an in-place form declares one it does not define: never referenced. */
+#define EMBER_DECLARE_F32_GEMM(name, mr, nr, isa, indirect)                                \
     void ember_##name(size_t m, size_t n, size_t k, const float *a, const float *b, float *c, \
-                      size_t c_row_stride, const ember_f32_gemm_params *params);
+                      size_t c_row_stride, const ember_f32_gemm_params *params);           \
+    void ember_##name##_indirect(size_t m, size_t n, size_t k, const float *a,             \
+                                 const float *b, const int32_t *offsets, float *c,         \
+                                 size_t c_row_stride, const ember_f32_gemm_params *params);
 EMBER_F32_GEMM_KERNELS(EMBER_DECLARE_F32_GEMM)
 #undef EMBER_DECLARE_F32_GEMM
 
@@ -122,6 +141,16 @@ void ember_f32_pack_b(size_t nr, size_t k, size_t n, const float *b, size_t rs, 
 void ember_f32_gemm_packed(const ember_f32_gemm_kernel *kernel, size_t m, size_t n, size_t k,
                            const float *a_packed, const float *b_packed, float *c,
                            size_t c_row_stride, const ember_f32_gemm_params *params);
+
+/*
+ * The same GEMM with B read in place: B[p][j] = b[offsets[p] + j] (see
+ * ember_f32_gemm_indirect_fn); kernel->indirect must not be NULL. Column tile j reads
+ * b + j + offsets[p] over whole tiles: b[offsets[p] + j] must be readable for every
+ * j < ceil(n / nr) · nr.
+ */
+void ember_f32_gemm_indirect(const ember_f32_gemm_kernel *kernel, size_t m, size_t n, size_t k,
+                             const float *a_packed, const float *b, const int32_t *offsets,
+                             float *c, size_t c_row_stride, const ember_f32_gemm_params *params);
 
 /* ---------------------------------------------------------------- f32 elementwise math */
 

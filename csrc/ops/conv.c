@@ -11,6 +11,8 @@
  * a block of output pixels at a time so the scratch stays bounded (about
  * IM2COL_BLOCK_BYTES) whatever the image size. A 1×1, stride-1, unpadded conv needs no
  * im2col: the input plane of each channel already is a row of B, and is packed as is.
+ * Other 2-d stride-1 convs build no im2col either where the kernel reads B in place
+ * (conv_implicit.c).
  *
  * Depthwise convs (one input channel per group) are direct instead: as a GEMM they
  * would be a 1-row product, wasting all but one row of every micro-kernel tile. 2-d 3×3
@@ -222,6 +224,7 @@ static void conv_free(void *p)
     free(prepared->run_bias);
     free(prepared->tap_range);
     free(prepared->pixel_taps);
+    free(prepared->b_offsets);
     free(prepared);
 }
 
@@ -358,6 +361,10 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
         : ember_f32_packed_a_floats(p->kernel->mr, (size_t)p->group_out, (size_t)p->depth);
     const size_t filter_bytes = (size_t)p->groups * p->group_filter_floats * sizeof(float);
     ctx->scratch_bytes = (size_t)p->depth * (size_t)p->block * sizeof(float);
+    const conv_attributes *a = node->attributes;
+    status = ember_conv_implicit_prepare(p, node, a->pad_after, &ctx->scratch_bytes);
+    if (status != EMBER_OK)
+        return status;
     if (p->one_pixel) { /* the pixel's taps gathered as a one-row A */
         ctx->scratch_bytes = ember_f32_packed_a_floats(p->kernel->mr, 1, (size_t)p->depth) *
                              sizeof(float);
@@ -378,8 +385,9 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
             pack_filter_as_b(p, w->constant, p->packed_filter);
         else if (fresh)
             pack_filter(p, w->constant, p->packed_filter);
-    } else {
-        ctx->scratch_bytes += filter_bytes; /* packed per run, after the im2col block */
+    } else { /* packed per run, after the im2col block or the implicit band */
+        p->filter_scratch_offset = (ctx->scratch_bytes + 63) / 64 * 64;
+        ctx->scratch_bytes = p->filter_scratch_offset + filter_bytes;
     }
     ctx->packed_bytes += 2 * (size_t)p->out_channels * sizeof(float);
     return conv_bias(p, ctx, ember_node_input(model, node, BIAS));
@@ -529,7 +537,7 @@ static void conv_run(const ember_node *node, void *prepared, const ember_op_io *
     float *columns = io->scratch;
     const float *filter = p->packed_filter;
     if (filter == NULL) {
-        float *packed = columns + (size_t)p->depth * (size_t)p->block;
+        float *packed = (float *)((char *)columns + p->filter_scratch_offset);
         pack_filter(p, io->inputs[FILTER]->data, packed);
         filter = packed;
     }
@@ -544,6 +552,11 @@ static void conv_run(const ember_node *node, void *prepared, const ember_op_io *
             float *out = output + (n * p->out_channels + g * p->group_out) * p->out_pixels;
             const ember_f32_gemm_params params = {bias + g * p->group_out, NULL, 0, p->min,
                                                   p->max};
+            const float *group_filter = filter + (size_t)g * p->group_filter_floats;
+            if (p->implicit) {
+                ember_conv_implicit_run(p, in, group_filter, &params, out, columns);
+                continue;
+            }
             for (int64_t j = 0; j < p->out_pixels; j += p->block) {
                 const int64_t count = p->out_pixels - j < p->block ? p->out_pixels - j : p->block;
                 if (p->pointwise)
@@ -552,9 +565,8 @@ static void conv_run(const ember_node *node, void *prepared, const ember_op_io *
                 else
                     ember_conv_pack_im2col(p, in, j, count, columns);
                 ember_f32_gemm_packed(p->kernel, (size_t)p->group_out, (size_t)count,
-                                      (size_t)p->depth,
-                                      filter + (size_t)g * p->group_filter_floats, columns,
-                                      out + j, row_bytes, &params);
+                                      (size_t)p->depth, group_filter, columns, out + j,
+                                      row_bytes, &params);
             }
         }
     }

@@ -34,9 +34,15 @@ typedef struct conv_prepared {
     int64_t *tap_range;               /* per kernel position along the last dim: the outputs
                                          [lo, hi] whose input is inside (valid_range, whose
                                          divisions cost more than a small conv's copies) */
+    int implicit;                     /* 2-d stride 1 k×k: B read in place from a padded band
+                                         of input rows (conv_implicit.c), no im2col */
+    int64_t band_rows, band_width;    /* implicit: output rows per band, padded row width */
+    size_t band_floats, wide_floats;  /* implicit: scratch floats of the band, of the output */
+    int32_t *b_offsets;               /* implicit: per tap, where its B row starts in the band */
     size_t group_filter_floats;       /* packed A floats of one group */
     float *packed_filter;             /* groups × group_filter_floats, in the runnable's
                                          packed store; NULL if computed */
+    size_t filter_scratch_offset;     /* a computed filter: where it is packed in scratch */
     float *bias;                      /* out_channels: constant bias + fused adds */
     float *run_bias;                  /* out_channels, refreshed per run when the bias is computed */
     int bias_computed;
@@ -62,5 +68,12 @@ ember_status ember_conv_pixel_taps(conv_prepared *p, const ember_node *node);
  * (conv_im2col.c). */
 void ember_conv_pack_im2col(const conv_prepared *p, const float *input, int64_t first,
                             int64_t count, float *packed);
+
+/* Implicit GEMM (conv_implicit.c): at prepare, sets p->implicit when the conv runs so,
+ * with its tables and *scratch_bytes; the run covers one group of one image. */
+ember_status ember_conv_implicit_prepare(conv_prepared *p, const ember_node *node,
+                                         const int64_t *pad_after, size_t *scratch_bytes);
+void ember_conv_implicit_run(const conv_prepared *p, const float *in, const float *filter,
+                             const ember_f32_gemm_params *params, float *out, float *scratch);
 
 #endif /* EMBER_OPS_CONV_H */

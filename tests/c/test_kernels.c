@@ -6,7 +6,10 @@
  *   - driver: ember_f32_gemm_packed, every m in 1..2mr+1, n in 1..2nr+1, k in K_VALUES,
  *     operands packed from row-major or transposed matrices, compared with the scalar
  *     kernel through the same driver; plus a few sizes large enough to cross the
- *     driver's A blocks;
+ *     driver's A blocks and the in-place form's passes over K;
+ *   - the in-place form (ember_f32_gemm_indirect), where the kernel has one, on the same
+ *     cases: B's rows in reverse order and apart, the last row's whole tiles ending at an
+ *     inaccessible page (the form reads whole tiles, never past them);
  * each with every epilogue combination (bias_row, bias_col, accumulate, clamp none /
  * [0, inf) / [0, 6]). Every result is checked against a double-precision reference
  * with the tolerance 1e-5 · (Σ_p |a_ip b_pj| + |biases| + |C before| + 1), and every
@@ -40,8 +43,9 @@ static const size_t K_VALUES[] = {0, 1, 2, 3, 7, 16, 33, 100};
 /* Epilogue combinations: bit 0 bias_row, bit 1 bias_col, bit 2 accumulate; × 3 clamps. */
 #define EPILOGUES 24
 
-/* Sizes that cross the driver's A blocks (EMBER_F32_GEMM_A_BLOCK_BYTES): m, n, k. */
-static const size_t LARGE[][3] = {{257, 37, 300}, {61, 70, 1000}, {130, 3, 129}};
+/* Sizes that cross the driver's A blocks (EMBER_F32_GEMM_A_BLOCK_BYTES) and the in-place
+ * form's passes over K (EMBER_F32_GEMM_INDIRECT_KC = 256): m, n, k. */
+static const size_t LARGE[][3] = {{257, 37, 300}, {61, 70, 1000}, {130, 3, 129}, {7, 20, 513}};
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -292,9 +296,42 @@ static unsigned long test_direct(const ember_f32_gemm_kernel *kernel)
 
 /* Buffers of the driver cases, allocated once per kernel at the largest size. */
 typedef struct driver_buffers {
-    guarded packed_a, packed_b, bias_row, bias_col;
+    guarded packed_a, packed_b, bias_row, bias_col, b_in_place;
     float *c, *c_scalar;
 } driver_buffers;
+
+/* Floats between the starts of two in-place B rows: whole tiles plus a gap. */
+static size_t in_place_pitch(const ember_f32_gemm_kernel *kernel, size_t n)
+{
+    return (n + kernel->nr - 1) / kernel->nr * kernel->nr + 3;
+}
+
+/* The same GEMM through the in-place form: row p of B at offsets[p], rows stored in
+ * reverse order, the first row's tiles (stored last) ending at the guard page. */
+static void indirect_case(const ember_f32_gemm_kernel *kernel, const gemm_case *g,
+                          const c_frame *reference, const char *label,
+                          const driver_buffers *buffers)
+{
+    const size_t pitch = in_place_pitch(kernel, g->n);
+    float *b = guarded_tail(&buffers->b_in_place, g->k * pitch);
+    int32_t *offsets = malloc((g->k + 1) * sizeof *offsets);
+    fill_random(b, g->k * pitch); /* the gaps too: what lies between rows is not B */
+    for (size_t p = 0; p < g->k; p++) {
+        offsets[p] = (int32_t)((g->k - 1 - p) * pitch + 3);
+        for (size_t j = 0; j < g->n; j++)
+            b[offsets[p] + j] = g->b[p * g->b_rs + j * g->b_cs];
+    }
+    c_frame frame;
+    c_frame_init(&frame, buffers->c, g, reference->ldc, reference->col0);
+    char indirect_label[260];
+    snprintf(indirect_label, sizeof indirect_label, "%s (in place)", label);
+    memcpy(current_case, indirect_label, sizeof current_case - 1);
+    ember_f32_gemm_indirect(kernel, g->m, g->n, g->k, guarded_tail(&buffers->packed_a,
+                            ember_f32_packed_a_floats(kernel->mr, g->m, g->k)), b, offsets,
+                            frame.tile, frame.ldc * sizeof(float), &g->params);
+    c_frame_verify(&frame, g, reference, indirect_label);
+    free(offsets);
+}
 
 /* One driver GEMM of `kernel` and of the scalar kernel on the same matrices. */
 static void driver_case(const ember_f32_gemm_kernel *kernel,
@@ -344,6 +381,8 @@ static void driver_case(const ember_f32_gemm_kernel *kernel,
                           &g.params);
     ember_f32_gemm_packed(kernel, m, n, k, pa, pb, frame.tile, ldc * sizeof(float), &g.params);
     c_frame_verify(&frame, &g, &reference, label);
+    if (kernel->indirect)
+        indirect_case(kernel, &g, &reference, label, buffers);
 
     free(a);
     free(b);
@@ -361,6 +400,7 @@ static unsigned long test_driver(const ember_f32_gemm_kernel *kernel,
     size_t a_floats = ember_f32_packed_a_floats(kernel->mr, 2 * kernel->mr + 1, 100);
     size_t b_floats = ember_f32_packed_b_floats(kernel->nr, 100, 2 * kernel->nr + 1);
     size_t m_max = 2 * kernel->mr + 1, n_max = 2 * kernel->nr + 1;
+    size_t in_place_floats = 100 * in_place_pitch(kernel, n_max);
     for (size_t i = 0; i < sizeof LARGE / sizeof LARGE[0]; i++) {
         const size_t m = LARGE[i][0], n = LARGE[i][1], k = LARGE[i][2];
         const size_t c = (m + 2) * (n + 5);
@@ -371,10 +411,12 @@ static unsigned long test_driver(const ember_f32_gemm_kernel *kernel,
         b_floats = pb > b_floats ? pb : b_floats;
         m_max = m > m_max ? m : m_max;
         n_max = n > n_max ? n : n_max;
+        const size_t in_place = k * in_place_pitch(kernel, n);
+        in_place_floats = in_place > in_place_floats ? in_place : in_place_floats;
     }
     driver_buffers buffers = {guarded_new(a_floats), guarded_new(b_floats), guarded_new(m_max),
-                              guarded_new(n_max), malloc(c_floats * sizeof(float)),
-                              malloc(c_floats * sizeof(float))};
+                              guarded_new(n_max), guarded_new(in_place_floats),
+                              malloc(c_floats * sizeof(float)), malloc(c_floats * sizeof(float))};
 
     for (size_t m = 1; m <= 2 * kernel->mr + 1; m++) {
         for (size_t n = 1; n <= 2 * kernel->nr + 1; n++) {
@@ -402,6 +444,7 @@ static unsigned long test_driver(const ember_f32_gemm_kernel *kernel,
     guarded_free(&buffers.packed_b);
     guarded_free(&buffers.bias_row);
     guarded_free(&buffers.bias_col);
+    guarded_free(&buffers.b_in_place);
     return cases;
 }
 
@@ -535,9 +578,9 @@ int main(void)
         const unsigned long before = failed;
         const unsigned long direct = test_direct(kernel);
         const unsigned long driver = test_driver(kernel, scalar);
-        printf("%s (%s, %zux%zu): %lu direct, %lu driver cases, %lu failed\n", kernel->name,
+        printf("%s (%s, %zux%zu): %lu direct, %lu driver cases%s, %lu failed\n", kernel->name,
                ember_isa_name(kernel->isa), kernel->mr, kernel->nr, direct, driver,
-               failed - before);
+               kernel->indirect ? " (packed and in place)" : "", failed - before);
     }
     printf("%lu passed, %lu failed\n", passed, failed);
     return failed ? 1 : 0;

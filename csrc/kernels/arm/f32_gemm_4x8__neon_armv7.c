@@ -45,24 +45,27 @@ static inline void store_row(float32x4_t lo, float32x4_t hi, float *c, size_t n,
     }
 }
 
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+/* Row p of B: packed (offsets NULL, the branch folds away) or in place (kernels.h). */
+#define B_ROW(b, offsets, p) ((offsets) ? (b) + (offsets)[p] : (b) + (p) * NR)
 #define one_row_madd vmlaq_n_f32
 #include "kernels/arm/f32_gemm_one_row__neon.h"
 
-void ember_f32_gemm_4x8__neon_armv7(size_t m, size_t n, size_t k, const float *a,
-                                    const float *b, float *c, size_t c_row_stride,
-                                    const ember_f32_gemm_params *params)
+static ALWAYS_INLINE void tile(size_t m, size_t n, size_t k, const float *a, const float *b,
+                               const int32_t *offsets, float *c, size_t c_row_stride,
+                               const ember_f32_gemm_params *params)
 {
     float32x4_t c00 = vdupq_n_f32(0.0f), c01 = c00, c10 = c00, c11 = c00;
     float32x4_t c20 = c00, c21 = c00, c30 = c00, c31 = c00;
 
     if (m == 1)
-        one_row(k, a, b, &c00, &c01);
+        one_row(k, a, b, offsets, &c00, &c01);
     for (size_t p = 0; m > 1 && p < k; p++) {
         const float32x4_t a0 = vld1q_f32(a);
-        const float32x4_t b0 = vld1q_f32(b);
-        const float32x4_t b1 = vld1q_f32(b + 4);
+        const float *bp = B_ROW(b, offsets, p);
+        const float32x4_t b0 = vld1q_f32(bp);
+        const float32x4_t b1 = vld1q_f32(bp + 4);
         a += MR;
-        b += NR;
         const float32x2_t a01 = vget_low_f32(a0), a23 = vget_high_f32(a0);
         c00 = vmlaq_lane_f32(c00, b0, a01, 0);
         c01 = vmlaq_lane_f32(c01, b1, a01, 0);
@@ -101,4 +104,17 @@ void ember_f32_gemm_4x8__neon_armv7(size_t m, size_t n, size_t k, const float *a
     EMBER_ROW(2, c20, c21)
     EMBER_ROW(3, c30, c31)
 #undef EMBER_ROW
+}
+
+void ember_f32_gemm_4x8__neon_armv7(size_t m, size_t n, size_t k, const float *a, const float *b, float *c,
+                                    size_t c_row_stride, const ember_f32_gemm_params *params)
+{
+    tile(m, n, k, a, b, NULL, c, c_row_stride, params);
+}
+
+void ember_f32_gemm_4x8__neon_armv7_indirect(size_t m, size_t n, size_t k, const float *a, const float *b,
+                                             const int32_t *offsets, float *c, size_t c_row_stride,
+                                             const ember_f32_gemm_params *params)
+{
+    tile(m, n, k, a, b, offsets, c, c_row_stride, params);
 }

@@ -6,6 +6,10 @@
  * B row of the current k step, 1 for the broadcast A element: 15. Per k step: 2 loads,
  * 6 broadcasts and 12 FMAs, so two FMA ports stay busy with loads to spare.
  *
+ * Two entry points share one body (inlined into each, so both keep the accumulators in
+ * registers): B from a packed panel, or B read in place, row p at b + offsets[p] (the
+ * implicit GEMM of a convolution: kernels.h).
+ *
  * Tails: the packed panels are exactly k*6 and k*16 floats and are read exactly; rows
  * ≥ m of the tile are computed (the packer zero-filled them) but never loaded or stored;
  * columns ≥ n are masked off in every C / bias_col access with maskload / maskstore,
@@ -16,6 +20,11 @@
 #include <immintrin.h>
 
 enum { MR = 6, NR = 16 };
+
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+
+/* Row p of B: packed (offsets NULL, the branch folds away) or in place. */
+#define B_ROW(b, offsets, p) ((offsets) ? (b) + (offsets)[p] : (b) + (p) * NR)
 
 /* Epilogue of one row: bias, accumulate, clamp, (masked) store. */
 static inline void store_row(__m256 lo, __m256 hi, float *c, float bias_row, __m256 bias_lo,
@@ -50,39 +59,43 @@ static inline void store_row(__m256 lo, __m256 hi, float *c, float bias_row, __m
 /* A tile of one row (a recurrent step, a one-frame layer: M = 1): the other rows' FMAs
  * would be wasted, and one row's two accumulators would make the FMA latency the bound,
  * so k is unrolled by 4 into 8 accumulators; loads then bound it (2 per k step). */
-static void one_row(size_t k, const float *a, const float *b, __m256 *lo, __m256 *hi)
+static ALWAYS_INLINE void one_row(size_t k, const float *a, const float *b,
+                                  const int32_t *offsets, __m256 *lo, __m256 *hi)
 {
     __m256 l0 = _mm256_setzero_ps(), h0 = _mm256_setzero_ps();
     __m256 l1 = _mm256_setzero_ps(), h1 = _mm256_setzero_ps();
     __m256 l2 = _mm256_setzero_ps(), h2 = _mm256_setzero_ps();
     __m256 l3 = _mm256_setzero_ps(), h3 = _mm256_setzero_ps();
     size_t p = 0;
-    for (; p + 4 <= k; p += 4, a += 4 * MR, b += 4 * NR) {
+    for (; p + 4 <= k; p += 4, a += 4 * MR) {
+        const float *b0 = B_ROW(b, offsets, p), *b1 = B_ROW(b, offsets, p + 1);
+        const float *b2 = B_ROW(b, offsets, p + 2), *b3 = B_ROW(b, offsets, p + 3);
         __m256 ai = _mm256_broadcast_ss(a);
-        l0 = _mm256_fmadd_ps(ai, _mm256_loadu_ps(b), l0);
-        h0 = _mm256_fmadd_ps(ai, _mm256_loadu_ps(b + 8), h0);
+        l0 = _mm256_fmadd_ps(ai, _mm256_loadu_ps(b0), l0);
+        h0 = _mm256_fmadd_ps(ai, _mm256_loadu_ps(b0 + 8), h0);
         ai = _mm256_broadcast_ss(a + MR);
-        l1 = _mm256_fmadd_ps(ai, _mm256_loadu_ps(b + NR), l1);
-        h1 = _mm256_fmadd_ps(ai, _mm256_loadu_ps(b + NR + 8), h1);
+        l1 = _mm256_fmadd_ps(ai, _mm256_loadu_ps(b1), l1);
+        h1 = _mm256_fmadd_ps(ai, _mm256_loadu_ps(b1 + 8), h1);
         ai = _mm256_broadcast_ss(a + 2 * MR);
-        l2 = _mm256_fmadd_ps(ai, _mm256_loadu_ps(b + 2 * NR), l2);
-        h2 = _mm256_fmadd_ps(ai, _mm256_loadu_ps(b + 2 * NR + 8), h2);
+        l2 = _mm256_fmadd_ps(ai, _mm256_loadu_ps(b2), l2);
+        h2 = _mm256_fmadd_ps(ai, _mm256_loadu_ps(b2 + 8), h2);
         ai = _mm256_broadcast_ss(a + 3 * MR);
-        l3 = _mm256_fmadd_ps(ai, _mm256_loadu_ps(b + 3 * NR), l3);
-        h3 = _mm256_fmadd_ps(ai, _mm256_loadu_ps(b + 3 * NR + 8), h3);
+        l3 = _mm256_fmadd_ps(ai, _mm256_loadu_ps(b3), l3);
+        h3 = _mm256_fmadd_ps(ai, _mm256_loadu_ps(b3 + 8), h3);
     }
-    for (; p < k; p++, a += MR, b += NR) {
+    for (; p < k; p++, a += MR) {
+        const float *bp = B_ROW(b, offsets, p);
         const __m256 ai = _mm256_broadcast_ss(a);
-        l0 = _mm256_fmadd_ps(ai, _mm256_loadu_ps(b), l0);
-        h0 = _mm256_fmadd_ps(ai, _mm256_loadu_ps(b + 8), h0);
+        l0 = _mm256_fmadd_ps(ai, _mm256_loadu_ps(bp), l0);
+        h0 = _mm256_fmadd_ps(ai, _mm256_loadu_ps(bp + 8), h0);
     }
     *lo = _mm256_add_ps(_mm256_add_ps(l0, l1), _mm256_add_ps(l2, l3));
     *hi = _mm256_add_ps(_mm256_add_ps(h0, h1), _mm256_add_ps(h2, h3));
 }
 
-void ember_f32_gemm_6x16__avx2_fma(size_t m, size_t n, size_t k, const float *a,
-                                   const float *b, float *c, size_t c_row_stride,
-                                   const ember_f32_gemm_params *params)
+static ALWAYS_INLINE void tile(size_t m, size_t n, size_t k, const float *a, const float *b,
+                               const int32_t *offsets, float *c, size_t c_row_stride,
+                               const ember_f32_gemm_params *params)
 {
     __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
     __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
@@ -92,11 +105,11 @@ void ember_f32_gemm_6x16__avx2_fma(size_t m, size_t n, size_t k, const float *a,
     __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
 
     if (m == 1)
-        one_row(k, a, b, &c00, &c01);
+        one_row(k, a, b, offsets, &c00, &c01);
     for (size_t p = 0; m > 1 && p < k; p++) {
-        const __m256 b0 = _mm256_loadu_ps(b);
-        const __m256 b1 = _mm256_loadu_ps(b + 8);
-        b += NR;
+        const float *bp = B_ROW(b, offsets, p);
+        const __m256 b0 = _mm256_loadu_ps(bp);
+        const __m256 b1 = _mm256_loadu_ps(bp + 8);
         __m256 ai = _mm256_broadcast_ss(a + 0);
         c00 = _mm256_fmadd_ps(ai, b0, c00);
         c01 = _mm256_fmadd_ps(ai, b1, c01);
@@ -146,4 +159,19 @@ void ember_f32_gemm_6x16__avx2_fma(size_t m, size_t n, size_t k, const float *a,
     EMBER_ROW(4, c40, c41)
     EMBER_ROW(5, c50, c51)
 #undef EMBER_ROW
+}
+
+void ember_f32_gemm_6x16__avx2_fma(size_t m, size_t n, size_t k, const float *a,
+                                   const float *b, float *c, size_t c_row_stride,
+                                   const ember_f32_gemm_params *params)
+{
+    tile(m, n, k, a, b, NULL, c, c_row_stride, params);
+}
+
+void ember_f32_gemm_6x16__avx2_fma_indirect(size_t m, size_t n, size_t k, const float *a,
+                                            const float *b, const int32_t *offsets, float *c,
+                                            size_t c_row_stride,
+                                            const ember_f32_gemm_params *params)
+{
+    tile(m, n, k, a, b, offsets, c, c_row_stride, params);
 }
