@@ -27,6 +27,20 @@
 /* The kh − 1 rows each band repeats stay under a quarter of its rows. */
 #define MIN_BAND_OVERLAP_SHARE 4
 
+/* Output channels beyond which the in-place form costs more than the im2col it saves, per
+ * kernel. x86: none (its B loads cost what the packed panel's do; every 3×3 conv measured
+ * gains, 64 -> 64 at 56×56 3.37 -> 2.84 ms). NEON: reading B through the offset table adds
+ * a load and an add to a k step of ~18 instructions, and the virtual columns a few percent,
+ * which the copy saved outweighs only while few output channels share it (aarch64
+ * instructions, Cortex-A76: 64 -> 64 at 56×56 56.6M -> 54.1M, 128 -> 32 at 56×56
+ * 77.3M -> 54.4M, but 128 -> 128 at 28×28 52.7M -> 55.3M, 256 -> 256 at 14×14
+ * 50.0M -> 58.6M). */
+static int64_t max_rows(const ember_f32_gemm_kernel *kernel)
+{
+    return kernel->isa == EMBER_ISA_NEON_AARCH64 || kernel->isa == EMBER_ISA_NEON_ARMV7
+        ? 64 : INT64_MAX;
+}
+
 static int64_t extra_rows(const conv_prepared *p)
 {
     return (p->kernel_dims[0] - 1) * p->dilation[0];
@@ -37,7 +51,8 @@ ember_status ember_conv_implicit_prepare(conv_prepared *p, const ember_node *nod
                                          const int64_t *pad_after, size_t *scratch_bytes)
 {
     p->implicit = 0;
-    if (p->kernel->indirect == NULL || p->spatial != 2 || p->pointwise || p->one_pixel ||
+    if (p->kernel->indirect == NULL || p->group_out > max_rows(p->kernel) || p->spatial != 2 ||
+        p->pointwise || p->one_pixel ||
         p->stride[0] != 1 || p->stride[1] != 1 || p->pad_before[0] < 0 ||
         p->pad_before[1] < 0 || pad_after[0] < 0 || pad_after[1] < 0)
         return EMBER_OK;

@@ -287,6 +287,55 @@ static float average(const float *acc, int64_t left, int64_t kw, int64_t in_w, i
     return divisor > 0 ? v / (float)divisor : 0.0f;
 }
 
+/* The interior outputs of a 2- or 3-wide window row: out[i] = max of the kw cells from
+ * cell[i·sw]. The steps 1 and 2 (nearly every pool) get loops of constant stride, which
+ * the compiler vectorises; a variable stride stays scalar. */
+static inline float max2(float a, float b)
+{
+    return b > a ? b : a;
+}
+
+#define INTERIOR_LOOPS(S)                                                                  \
+    if (kw == 3)                                                                           \
+        for (int64_t i = 0; i < n; i++)                                                    \
+            out[i] = WINDOW3(cell[(S) * i], cell[(S) * i + 1], cell[(S) * i + 2]);         \
+    else                                                                                   \
+        for (int64_t i = 0; i < n; i++)                                                    \
+            out[i] = WINDOW2(cell[(S) * i], cell[(S) * i + 1]);
+
+static void interior_max(float *restrict out, const float *restrict cell, int64_t n, int64_t kw,
+                         int64_t sw)
+{
+#define WINDOW3(a, b, c) max2(max2(a, b), c)
+#define WINDOW2(a, b) max2(a, b)
+    if (sw == 1) {
+        INTERIOR_LOOPS(1)
+    } else if (sw == 2) {
+        INTERIOR_LOOPS(2)
+    } else {
+        INTERIOR_LOOPS(sw)
+    }
+#undef WINDOW3
+#undef WINDOW2
+}
+
+static void interior_average(float *restrict out, const float *restrict cell, int64_t n,
+                             int64_t kw, int64_t sw, float divisor)
+{
+#define WINDOW3(a, b, c) ((a) + (b) + (c)) / divisor
+#define WINDOW2(a, b) ((a) + (b)) / divisor
+    if (sw == 1) {
+        INTERIOR_LOOPS(1)
+    } else if (sw == 2) {
+        INTERIOR_LOOPS(2)
+    } else {
+        INTERIOR_LOOPS(sw)
+    }
+#undef WINDOW3
+#undef WINDOW2
+}
+#undef INTERIOR_LOOPS
+
 static int planar_rows_fit(const pool_attributes *a, int rank)
 {
     return is_planar(a, rank) && a->dilate[rank - 2] == 1 && a->dilate[rank - 1] == 1;
@@ -340,15 +389,8 @@ static void pool_planar_rows(const pool_attributes *a, int variant, const ember_
             if (is_max && rows > 0 && first <= last && (kw == 2 || kw == 3)) {
                 for (; ow < first; ow++)
                     out[ow] = border_max(acc, ow * sw - pw, kw, in_w);
-                const float *cell = acc + (first * sw - pw);
-                if (kw == 3)
-                    for (; ow <= last; ow++, cell += sw) {
-                        const float m = cell[1] > cell[0] ? cell[1] : cell[0];
-                        out[ow] = cell[2] > m ? cell[2] : m;
-                    }
-                else
-                    for (; ow <= last; ow++, cell += sw)
-                        out[ow] = cell[1] > cell[0] ? cell[1] : cell[0];
+                interior_max(out + first, acc + (first * sw - pw), last - first + 1, kw, sw);
+                ow = last + 1;
             }
             /* The interior of 2- and 3-wide average windows: every one holds rows × kw
              * cells, the divisor is the same (Inception's 3×3 stride-1 average pools
@@ -359,13 +401,9 @@ static void pool_planar_rows(const pool_attributes *a, int variant, const ember_
                                       normalize);
                 const float divisor = normalize ? (float)(divide_inside ? rows * kw : kh * kw)
                                                 : 1.0f;
-                const float *cell = acc + (first * sw - pw);
-                if (kw == 3)
-                    for (; ow <= last; ow++, cell += sw)
-                        out[ow] = (cell[0] + cell[1] + cell[2]) / divisor;
-                else
-                    for (; ow <= last; ow++, cell += sw)
-                        out[ow] = (cell[0] + cell[1]) / divisor;
+                interior_average(out + first, acc + (first * sw - pw), last - first + 1, kw, sw,
+                                 divisor);
+                ow = last + 1;
             }
             for (; ow < out_w; ow++) {
                 const int64_t left = ow * sw - pw;
