@@ -361,8 +361,7 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
         : ember_f32_packed_a_floats(p->kernel->mr, (size_t)p->group_out, (size_t)p->depth);
     const size_t filter_bytes = (size_t)p->groups * p->group_filter_floats * sizeof(float);
     ctx->scratch_bytes = (size_t)p->depth * (size_t)p->block * sizeof(float);
-    const conv_attributes *a = node->attributes;
-    status = ember_conv_implicit_prepare(p, node, a->pad_after, &ctx->scratch_bytes);
+    status = ember_conv_implicit_prepare(p, node, &ctx->scratch_bytes);
     if (status != EMBER_OK)
         return status;
     if (p->one_pixel) { /* the pixel's taps gathered as a one-row A */

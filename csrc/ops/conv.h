@@ -34,9 +34,11 @@ typedef struct conv_prepared {
     int64_t *tap_range;               /* per kernel position along the last dim: the outputs
                                          [lo, hi] whose input is inside (valid_range, whose
                                          divisions cost more than a small conv's copies) */
-    int implicit;                     /* 2-d stride 1 k×k: B read in place from a padded band
-                                         of input rows (conv_implicit.c), no im2col */
-    int64_t band_rows, band_width;    /* implicit: output rows per band, padded row width */
+    int implicit;                     /* 2-d k×k: B read in place from a padded band of input
+                                         rows in stride phases (conv_implicit.c), no im2col */
+    int64_t band_rows, band_width;    /* implicit: output rows per band, phase row width */
+    int64_t phase_floats;             /* implicit: one phase plane of one channel */
+    unsigned char phase_used[16];     /* implicit: the phases (row phase · sw + column) read */
     size_t band_floats, wide_floats;  /* implicit: scratch floats of the band, of the output */
     int32_t *b_offsets;               /* implicit: per tap, where its B row starts in the band */
     size_t group_filter_floats;       /* packed A floats of one group */
@@ -72,7 +74,7 @@ void ember_conv_pack_im2col(const conv_prepared *p, const float *input, int64_t 
 /* Implicit GEMM (conv_implicit.c): at prepare, sets p->implicit when the conv runs so,
  * with its tables and *scratch_bytes; the run covers one group of one image. */
 ember_status ember_conv_implicit_prepare(conv_prepared *p, const ember_node *node,
-                                         const int64_t *pad_after, size_t *scratch_bytes);
+                                         size_t *scratch_bytes);
 void ember_conv_implicit_run(const conv_prepared *p, const float *in, const float *filter,
                              const ember_f32_gemm_params *params, float *out, float *scratch);
 
