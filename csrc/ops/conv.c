@@ -228,7 +228,7 @@ static void conv_free(void *p)
     free(prepared);
 }
 
-/* One output pixel: per group, B[p][o] = filter[o][p] (k = depth, n = group_out). */
+/* One or few output pixels: per group, B[p][o] = filter[o][p] (k = depth, n = group_out). */
 static void pack_filter_as_b(const conv_prepared *p, const float *filter, float *packed)
 {
     for (int64_t g = 0; g < p->groups; g++)
@@ -356,12 +356,15 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
         return ember_node_error(node, EMBER_ERROR_MEMORY, "im2col block too large");
 
     p->one_pixel = p->out_pixels == 1 && !p->pointwise && w->constant != NULL;
-    p->group_filter_floats = p->one_pixel
+    p->few_pixels = !p->one_pixel && w->constant != NULL && ember_conv_few_pixels_pays(p);
+    const int filter_as_b = p->one_pixel || p->few_pixels; /* the transposed GEMMs */
+    p->group_filter_floats = filter_as_b
         ? ember_f32_packed_b_floats(p->kernel->nr, (size_t)p->depth, (size_t)p->group_out)
         : ember_f32_packed_a_floats(p->kernel->mr, (size_t)p->group_out, (size_t)p->depth);
     const size_t filter_bytes = (size_t)p->groups * p->group_filter_floats * sizeof(float);
-    ctx->scratch_bytes = (size_t)p->depth * (size_t)p->block * sizeof(float);
-    status = ember_conv_implicit_prepare(p, node, &ctx->scratch_bytes);
+    ctx->scratch_bytes = p->few_pixels ? ember_conv_few_pixels_scratch(p)
+                                       : (size_t)p->depth * (size_t)p->block * sizeof(float);
+    status = p->few_pixels ? EMBER_OK : ember_conv_implicit_prepare(p, node, &ctx->scratch_bytes);
     if (status != EMBER_OK)
         return status;
     if (p->one_pixel) { /* the pixel's taps gathered as a one-row A */
@@ -371,8 +374,8 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
             return status;
     }
     if (w->constant != NULL) {
-        const int64_t layout[] = {p->one_pixel ? 'B' : 'C',
-                                  (int64_t)(p->one_pixel ? p->kernel->nr : p->kernel->mr),
+        const int64_t layout[] = {filter_as_b ? 'B' : 'C',
+                                  (int64_t)(filter_as_b ? p->kernel->nr : p->kernel->mr),
                                   p->groups, p->group_out, p->depth};
         int fresh = 0;
         p->packed_filter = ember_packed_acquire(ctx->packed, w->constant,
@@ -380,7 +383,7 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
                                                 filter_bytes + sizeof(float), &fresh);
         if (p->packed_filter == NULL)
             return ember_node_error(node, EMBER_ERROR_MEMORY, "out of memory packing the filter");
-        if (fresh && p->one_pixel)
+        if (fresh && filter_as_b)
             pack_filter_as_b(p, w->constant, p->packed_filter);
         else if (fresh)
             pack_filter(p, w->constant, p->packed_filter);
@@ -544,6 +547,14 @@ static void conv_run(const ember_node *node, void *prepared, const ember_op_io *
         conv_one_pixel(p, input, bias, output, columns);
         return;
     }
+    for (int64_t n = 0; p->few_pixels && n < p->batch; n++)
+        for (int64_t g = 0; g < p->groups; g++)
+            ember_conv_few_pixels_run(
+                p, input + (n * p->channels + g * p->group_in) * p->in_pixels,
+                filter + (size_t)g * p->group_filter_floats, bias + g * p->group_out,
+                output + (n * p->out_channels + g * p->group_out) * p->out_pixels, columns);
+    if (p->few_pixels)
+        return;
     const size_t row_bytes = (size_t)p->out_pixels * sizeof(float);
     for (int64_t n = 0; n < p->batch; n++) {
         for (int64_t g = 0; g < p->groups; g++) {
@@ -562,7 +573,7 @@ static void conv_run(const ember_node *node, void *prepared, const ember_op_io *
                     ember_f32_pack_b(p->kernel->nr, (size_t)p->depth, (size_t)count, in + j,
                                      (size_t)p->in_pixels, 1, columns);
                 else
-                    ember_conv_pack_im2col(p, in, j, count, columns);
+                    ember_conv_pack_im2col(p, in, j, count, p->kernel->nr, columns);
                 ember_f32_gemm_packed(p->kernel, (size_t)p->group_out, (size_t)count,
                                       (size_t)p->depth, group_filter, columns, out + j,
                                       row_bytes, &params);

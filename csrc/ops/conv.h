@@ -26,6 +26,9 @@ typedef struct conv_prepared {
                                          transposed (the pixel's taps as the one row of A,
                                          the filter packed as B), so the tile is 1 × nr
                                          channels, not mr channels × 1 useful pixel */
+    int few_pixels;                   /* a few output pixels, constant filter: transposed too
+                                         (pixels as A's rows, packed filter as B), so the
+                                         tile's rows are mr pixels, not nr (conv_few_pixels.c) */
     int64_t *pixel_taps;              /* one_pixel: per kernel position, the input offset
                                          in a channel plane it reads, -1 in the padding */
     ember_f32_dwconv_row_fn dw_row;   /* 2-d 3×3 depthwise, stride 1 or 2: row kernel, or NULL */
@@ -67,9 +70,16 @@ ember_status ember_conv_tap_ranges(conv_prepared *p, const ember_node *node);
 ember_status ember_conv_pixel_taps(conv_prepared *p, const ember_node *node);
 
 /* Columns [first, first + count) of the im2col matrix of one group, in packed-B layout
- * (conv_im2col.c). */
+ * of panels nr wide (conv_im2col.c); nr = count gives the plain row-major matrix. */
 void ember_conv_pack_im2col(const conv_prepared *p, const float *input, int64_t first,
-                            int64_t count, float *packed);
+                            int64_t count, size_t nr, float *packed);
+
+/* Few output pixels (conv_few_pixels.c): whether the transposed GEMM pays, its scratch,
+ * and the run of one group of one image. */
+int ember_conv_few_pixels_pays(const conv_prepared *p);
+size_t ember_conv_few_pixels_scratch(const conv_prepared *p);
+void ember_conv_few_pixels_run(const conv_prepared *p, const float *in, const float *filter,
+                               const float *bias, float *out, float *scratch);
 
 /* Implicit GEMM (conv_implicit.c): at prepare, sets p->implicit when the conv runs so,
  * with its tables and *scratch_bytes; the run covers one group of one image. */

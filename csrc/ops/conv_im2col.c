@@ -106,9 +106,9 @@ static ALWAYS_INLINE void cursor_copy(panel_cursor *c, const float *plane, int64
  * cost more than the copies when a block is one panel (deep convs: K = C·9 ≥ 1000).
  */
 static void pack_im2col_2d(const conv_prepared *p, const float *input, int64_t first,
-                           int64_t count, float *packed)
+                           int64_t count, int64_t nr, float *packed)
 {
-    const int64_t nr = (int64_t)p->kernel->nr, step = nr * p->depth;
+    const int64_t step = nr * p->depth;
     const int64_t out_w = p->out_dims[1], in_h = p->in_dims[0], in_w = p->in_dims[1];
     const int64_t sh = p->stride[0], sw = p->stride[1], dh = p->dilation[0];
     const int64_t kh_count = p->kernel_dims[0], kw_count = p->kernel_dims[1];
@@ -155,10 +155,9 @@ static void pack_im2col_2d(const conv_prepared *p, const float *input, int64_t f
  * copy (contiguous for stride 1) and zeros, with no per-element check.
  */
 static void pack_im2col_nd(const conv_prepared *p, const float *input, int64_t first,
-                           int64_t count, float *packed)
+                           int64_t count, size_t nr, float *packed)
 {
     const int last = p->spatial - 1;
-    const size_t nr = p->kernel->nr;
     const int64_t s = p->stride[last];
     int64_t start[MAX_SPATIAL], kpos[MAX_SPATIAL] = {0};
     int64_t rest = first;
@@ -220,10 +219,10 @@ static void pack_im2col_nd(const conv_prepared *p, const float *input, int64_t f
 }
 
 void ember_conv_pack_im2col(const conv_prepared *p, const float *input, int64_t first,
-                            int64_t count, float *packed)
+                            int64_t count, size_t nr, float *packed)
 {
     if (p->spatial == 2)
-        pack_im2col_2d(p, input, first, count, packed);
+        pack_im2col_2d(p, input, first, count, (int64_t)nr, packed);
     else
-        pack_im2col_nd(p, input, first, count, packed);
+        pack_im2col_nd(p, input, first, count, nr, packed);
 }

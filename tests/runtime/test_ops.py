@@ -239,8 +239,8 @@ CONV_CASES = {
                                  [1, 1]),
     # the implicit GEMM (conv_implicit.c): several bands, stride phases, and the im2col
     # path beyond it (past 256 output channels, stride 5)
-    "implicit-bands": ((1, 64, 60, 50), (8, 64, 3, 3), 1, [(1, 1), (1, 1)], [1, 1], [1, 1]),
-    "implicit-stride2-dilated-bands": ((2, 40, 70, 33), (6, 40, 5, 3), 1, [(2, 1), (0, 3)],
+    "implicit-bands": ((1, 8, 40, 700), (8, 8, 3, 3), 1, [(1, 1), (1, 1)], [1, 1], [1, 1]),
+    "implicit-stride2-dilated-bands": ((2, 6, 70, 400), (6, 6, 5, 3), 1, [(2, 1), (0, 3)],
                                        [2, 2], [2, 1]),
     "implicit-stride4-11x11": ((1, 3, 47, 45), (5, 3, 11, 11), 1, [(2, 2), (2, 2)], [4, 4],
                                [1, 1]),
@@ -248,6 +248,12 @@ CONV_CASES = {
                                    [3, 2], [1, 1]),
     "im2col-many-outputs": ((1, 8, 9, 9), (260, 8, 3, 3), 1, [(1, 1), (1, 1)], [1, 1], [1, 1]),
     "im2col-stride5": ((1, 3, 23, 21), (4, 3, 3, 3), 1, [(1, 1), (1, 1)], [5, 5], [1, 1]),
+    # few output pixels (conv_few_pixels.c): pixels as the GEMM's rows
+    "few-pixels-3x3": ((1, 20, 7, 7), (96, 20, 3, 3), 1, [(1, 1), (1, 1)], [1, 1], [1, 1]),
+    "few-pixels-pointwise-batch2": ((2, 30, 7, 7), (100, 30, 1, 1), 1, [(0, 0), (0, 0)],
+                                    [1, 1], [1, 1]),
+    "few-pixels-grouped": ((1, 16, 7, 7), (192, 8, 3, 3), 2, [(1, 1), (1, 1)], [1, 1], [1, 1]),
+    "few-pixels-strided": ((1, 8, 13, 13), (90, 8, 3, 3), 1, [(1, 1), (1, 1)], [2, 2], [1, 1]),
     # one output pixel: the transposed GEMM of conv.c's one_pixel
     "one-pixel-2d-padded": ((2, 5, 3, 3), (7, 5, 3, 3), 1, [(1, 0), (0, 1)], [2, 2], [1, 1]),
     "one-pixel-grouped-dilated": ((1, 6, 6), (10, 3, 3), 2, [(1, 0)], [1], [3]),

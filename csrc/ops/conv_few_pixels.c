@@ -1,0 +1,66 @@
+/*
+ * Convolutions with few output pixels (the 7×7 stages of ResNet, Inception, DenseNet):
+ * the GEMM transposed, as conv.c's one_pixel does for a single pixel. Normally the
+ * output pixels are the columns of the GEMM, nr to a tile: 49 pixels fill four tiles of
+ * 16, 64 columns of multiply-adds for 49 results. Transposed, the pixels are the rows of
+ * A, mr to a tile (six tiles of 6: 54), the filter is B (packed once at prepare, as for
+ * one_pixel), and the result C^T (pixels × channels) is transposed into the output.
+ *
+ * The im2col matrix is built whole (K × N, N small) and packed as A; a 1×1 stride-1
+ * unpadded conv packs its input directly.
+ */
+#include "ops/conv.h"
+
+/* Pixels past which the transposed GEMM stops being worth its extra copies. */
+#define MAX_PIXELS 128
+/* What the extra copies cost per tap and pixel (the whole im2col, then packing it as A),
+ * in multiply-adds: the multiply-adds the smaller tiles save, per tap, must exceed it
+ * (x86: 3×3 512 -> 512 at 7×7 4.4 -> 3.9 ms, 1×1 2048 -> 512 1.54 -> 1.31, but
+ * 3×3 128 -> 32 at 7×7 0.17 -> 0.30: too few channels share the copies). */
+#define COPY_COST 16
+
+int ember_conv_few_pixels_pays(const conv_prepared *p)
+{
+    const int64_t n = p->out_pixels, mr = (int64_t)p->kernel->mr, nr = (int64_t)p->kernel->nr;
+    const int64_t as_rows = (n + mr - 1) / mr * mr, as_columns = (n + nr - 1) / nr * nr;
+    return n > 1 && n <= MAX_PIXELS &&
+           p->group_out * (as_columns - as_rows) > COPY_COST * n;
+}
+
+static size_t round_up_floats(size_t floats)
+{
+    return (floats + 15) / 16 * 16; /* 64 bytes */
+}
+
+/* [im2col K × N (not for pointwise)][A panels][C^T N × group_out] */
+size_t ember_conv_few_pixels_scratch(const conv_prepared *p)
+{
+    const size_t n = (size_t)p->out_pixels, k = (size_t)p->depth;
+    const size_t columns = p->pointwise ? 0 : round_up_floats(k * n);
+    return (columns + round_up_floats(ember_f32_packed_a_floats(p->kernel->mr, n, k)) +
+            n * (size_t)p->group_out) * sizeof(float);
+}
+
+void ember_conv_few_pixels_run(const conv_prepared *p, const float *in, const float *filter,
+                               const float *bias, float *out, float *scratch)
+{
+    const size_t n = (size_t)p->out_pixels, k = (size_t)p->depth, m = (size_t)p->group_out;
+    const float *columns = in;
+    size_t column_stride = (size_t)p->in_pixels;
+    if (!p->pointwise) {
+        ember_conv_pack_im2col(p, in, 0, (int64_t)n, n, scratch);
+        columns = scratch;
+        column_stride = n;
+        scratch += round_up_floats(k * n);
+    }
+    float *panels = scratch;
+    float *transposed = panels + round_up_floats(ember_f32_packed_a_floats(p->kernel->mr, n, k));
+    /* A[j][t] = columns[t][j]: pixel j's taps */
+    ember_f32_pack_a(p->kernel->mr, n, k, columns, 1, column_stride, panels);
+    const ember_f32_gemm_params params = {NULL, bias, 0, p->min, p->max};
+    ember_f32_gemm_packed(p->kernel, n, m, k, panels, filter, transposed, m * sizeof(float),
+                          &params);
+    for (size_t o = 0; o < m; o++)
+        for (size_t j = 0; j < n; j++)
+            out[o * n + j] = transposed[j * m + o];
+}
