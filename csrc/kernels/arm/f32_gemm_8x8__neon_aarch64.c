@@ -1,10 +1,11 @@
 /*
  * f32_gemm_8x8__neon_aarch64 — 8 rows × 8 columns, AArch64 Advanced SIMD with FMA.
  *
- * Register budget (32 q): 16 accumulators (8 rows × 2 q of 4 columns), 2 q for the 8 A
- * values of a k step, 2 q for the 8 B values: 20, leaving room for the compiler to
- * software-pipeline the loads. Per k step: 4 q loads, 16 FMAs by lane
- * (vfmaq_laneq_f32 multiplies by one lane of a q register, so A needs no broadcast).
+ * Register budget (32 q): 16 accumulators (8 rows × 2 q of 4 columns, v16-v31), 2 q for
+ * the 8 A values of a k step, 2 q for the 8 B values, twice (v0-v7, so one step's loads
+ * overlap the other's multiply-adds). Per k step: 2 q-pair loads, 16 FMAs by lane (fmla
+ * by element multiplies by one lane of a q register, so A needs no broadcast). The loops
+ * over k are assembly (accumulate_packed / _indirect); the epilogue is C.
  *
  * Tails: panels are read exactly (k*8 floats each); rows ≥ m are computed but never
  * loaded or stored; a partial row (n < 8) goes through an 8-float stack copy so C and
@@ -189,6 +190,108 @@ static void accumulate_packed(size_t k, const float *a, const float *b, float *a
           "memory", "cc");
 }
 
+/* The same for B in place: row p at b + offsets[p] (kernels.h), 2 k steps per iteration:
+ * an offset load and an address add more per step than the packed form. */
+static void accumulate_indirect(size_t k, const float *a, const float *b,
+                                const int32_t *offsets, float *acc)
+{
+    size_t pairs = k / 2, rest = k % 2;
+    __asm__ volatile(
+    "movi v16.4s, #0\n"
+    "movi v17.4s, #0\n"
+    "movi v18.4s, #0\n"
+    "movi v19.4s, #0\n"
+    "movi v20.4s, #0\n"
+    "movi v21.4s, #0\n"
+    "movi v22.4s, #0\n"
+    "movi v23.4s, #0\n"
+    "movi v24.4s, #0\n"
+    "movi v25.4s, #0\n"
+    "movi v26.4s, #0\n"
+    "movi v27.4s, #0\n"
+    "movi v28.4s, #0\n"
+    "movi v29.4s, #0\n"
+    "movi v30.4s, #0\n"
+    "movi v31.4s, #0\n"
+    "cbz %[pairs], 2f\n"
+    "1:\n"
+    "ldrsw x9, [%[offsets]], #4\n"
+    "ldp q0, q1, [%[a]], #32\n"
+    "add x9, %[b], x9, lsl #2\n"
+    "ldp q2, q3, [x9]\n"
+    "fmla v16.4s, v2.4s, v0.s[0]\n"
+    "fmla v17.4s, v3.4s, v0.s[0]\n"
+    "fmla v18.4s, v2.4s, v0.s[1]\n"
+    "fmla v19.4s, v3.4s, v0.s[1]\n"
+    "fmla v20.4s, v2.4s, v0.s[2]\n"
+    "fmla v21.4s, v3.4s, v0.s[2]\n"
+    "fmla v22.4s, v2.4s, v0.s[3]\n"
+    "fmla v23.4s, v3.4s, v0.s[3]\n"
+    "fmla v24.4s, v2.4s, v1.s[0]\n"
+    "fmla v25.4s, v3.4s, v1.s[0]\n"
+    "fmla v26.4s, v2.4s, v1.s[1]\n"
+    "fmla v27.4s, v3.4s, v1.s[1]\n"
+    "fmla v28.4s, v2.4s, v1.s[2]\n"
+    "fmla v29.4s, v3.4s, v1.s[2]\n"
+    "fmla v30.4s, v2.4s, v1.s[3]\n"
+    "fmla v31.4s, v3.4s, v1.s[3]\n"
+    "ldrsw x10, [%[offsets]], #4\n"
+    "ldp q4, q5, [%[a]], #32\n"
+    "add x10, %[b], x10, lsl #2\n"
+    "ldp q6, q7, [x10]\n"
+    "fmla v16.4s, v6.4s, v4.s[0]\n"
+    "fmla v17.4s, v7.4s, v4.s[0]\n"
+    "fmla v18.4s, v6.4s, v4.s[1]\n"
+    "fmla v19.4s, v7.4s, v4.s[1]\n"
+    "fmla v20.4s, v6.4s, v4.s[2]\n"
+    "fmla v21.4s, v7.4s, v4.s[2]\n"
+    "fmla v22.4s, v6.4s, v4.s[3]\n"
+    "fmla v23.4s, v7.4s, v4.s[3]\n"
+    "fmla v24.4s, v6.4s, v5.s[0]\n"
+    "fmla v25.4s, v7.4s, v5.s[0]\n"
+    "fmla v26.4s, v6.4s, v5.s[1]\n"
+    "fmla v27.4s, v7.4s, v5.s[1]\n"
+    "fmla v28.4s, v6.4s, v5.s[2]\n"
+    "fmla v29.4s, v7.4s, v5.s[2]\n"
+    "fmla v30.4s, v6.4s, v5.s[3]\n"
+    "fmla v31.4s, v7.4s, v5.s[3]\n"
+    "subs %[pairs], %[pairs], #1\n"
+    "b.ne 1b\n"
+    "2:\n"
+    "cbz %[rest], 3f\n"
+    "ldrsw x9, [%[offsets]], #4\n"
+    "ldp q0, q1, [%[a]], #32\n"
+    "add x9, %[b], x9, lsl #2\n"
+    "ldp q2, q3, [x9]\n"
+    "fmla v16.4s, v2.4s, v0.s[0]\n"
+    "fmla v17.4s, v3.4s, v0.s[0]\n"
+    "fmla v18.4s, v2.4s, v0.s[1]\n"
+    "fmla v19.4s, v3.4s, v0.s[1]\n"
+    "fmla v20.4s, v2.4s, v0.s[2]\n"
+    "fmla v21.4s, v3.4s, v0.s[2]\n"
+    "fmla v22.4s, v2.4s, v0.s[3]\n"
+    "fmla v23.4s, v3.4s, v0.s[3]\n"
+    "fmla v24.4s, v2.4s, v1.s[0]\n"
+    "fmla v25.4s, v3.4s, v1.s[0]\n"
+    "fmla v26.4s, v2.4s, v1.s[1]\n"
+    "fmla v27.4s, v3.4s, v1.s[1]\n"
+    "fmla v28.4s, v2.4s, v1.s[2]\n"
+    "fmla v29.4s, v3.4s, v1.s[2]\n"
+    "fmla v30.4s, v2.4s, v1.s[3]\n"
+    "fmla v31.4s, v3.4s, v1.s[3]\n"
+    "3:\n"
+    "st1 {v16.4s, v17.4s, v18.4s, v19.4s}, [%[acc]], #64\n"
+    "st1 {v20.4s, v21.4s, v22.4s, v23.4s}, [%[acc]], #64\n"
+    "st1 {v24.4s, v25.4s, v26.4s, v27.4s}, [%[acc]], #64\n"
+    "st1 {v28.4s, v29.4s, v30.4s, v31.4s}, [%[acc]], #64\n"
+        : [a] "+r"(a), [offsets] "+r"(offsets), [pairs] "+r"(pairs), [rest] "+r"(rest),
+          [acc] "+r"(acc)
+        : [b] "r"(b)
+        : "x9", "x10", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18",
+          "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30",
+          "v31", "memory", "cc");
+}
+
 static ALWAYS_INLINE void tile(size_t m, size_t n, size_t k, const float *a, const float *b,
                                const int32_t *offsets, float *c, size_t c_row_stride,
                                const ember_f32_gemm_params *params)
@@ -200,42 +303,19 @@ static ALWAYS_INLINE void tile(size_t m, size_t n, size_t k, const float *a, con
 
     if (m == 1)
         one_row(k, a, b, offsets, &c00, &c01);
-    /* One k step: A's 8 values (2 q) by B's row (2 q) into the 16 accumulators. */
-#define STEP(ap, bp)                                                                         \
-    do {                                                                                     \
-        const float32x4_t a0 = vld1q_f32(ap), a1 = vld1q_f32((ap) + 4);                      \
-        const float32x4_t b0 = vld1q_f32(bp), b1 = vld1q_f32((bp) + 4);                      \
-        c00 = vfmaq_laneq_f32(c00, b0, a0, 0);                                               \
-        c01 = vfmaq_laneq_f32(c01, b1, a0, 0);                                               \
-        c10 = vfmaq_laneq_f32(c10, b0, a0, 1);                                               \
-        c11 = vfmaq_laneq_f32(c11, b1, a0, 1);                                               \
-        c20 = vfmaq_laneq_f32(c20, b0, a0, 2);                                               \
-        c21 = vfmaq_laneq_f32(c21, b1, a0, 2);                                               \
-        c30 = vfmaq_laneq_f32(c30, b0, a0, 3);                                               \
-        c31 = vfmaq_laneq_f32(c31, b1, a0, 3);                                               \
-        c40 = vfmaq_laneq_f32(c40, b0, a1, 0);                                               \
-        c41 = vfmaq_laneq_f32(c41, b1, a1, 0);                                               \
-        c50 = vfmaq_laneq_f32(c50, b0, a1, 1);                                               \
-        c51 = vfmaq_laneq_f32(c51, b1, a1, 1);                                               \
-        c60 = vfmaq_laneq_f32(c60, b0, a1, 2);                                               \
-        c61 = vfmaq_laneq_f32(c61, b1, a1, 2);                                               \
-        c70 = vfmaq_laneq_f32(c70, b0, a1, 3);                                               \
-        c71 = vfmaq_laneq_f32(c71, b1, a1, 3);                                               \
-    } while (0)
-    if (m > 1 && offsets == NULL) {
+    if (m > 1) {
         float acc[64];
-        accumulate_packed(k, a, b, acc);
+        if (offsets == NULL)
+            accumulate_packed(k, a, b, acc);
+        else
+            accumulate_indirect(k, a, b, offsets, acc);
         c00 = vld1q_f32(acc), c01 = vld1q_f32(acc + 4), c10 = vld1q_f32(acc + 8);
         c11 = vld1q_f32(acc + 12), c20 = vld1q_f32(acc + 16), c21 = vld1q_f32(acc + 20);
         c30 = vld1q_f32(acc + 24), c31 = vld1q_f32(acc + 28), c40 = vld1q_f32(acc + 32);
         c41 = vld1q_f32(acc + 36), c50 = vld1q_f32(acc + 40), c51 = vld1q_f32(acc + 44);
         c60 = vld1q_f32(acc + 48), c61 = vld1q_f32(acc + 52), c70 = vld1q_f32(acc + 56);
         c71 = vld1q_f32(acc + 60);
-    } else if (m > 1) {
-        for (size_t p = 0; p < k; p++, a += MR)
-            STEP(a, b + offsets[p]);
     }
-#undef STEP
 
     float32x4_t bias_lo = vdupq_n_f32(0.0f), bias_hi = bias_lo;
     if (params->bias_col) {
