@@ -37,10 +37,12 @@
  * channel (the offset table, the virtual columns). x86 (3×3 convs, ms): 32 -> 64 at 56×56
  * 1.64 -> 1.46, 64 -> 64 at 56×56 3.37 -> 2.84, 128 -> 128 at 28×28 3.03 -> 2.82, even at
  * 256 -> 256 at 14×14 (2.96 -> 2.94); the 7×7 stride-2 stem 3 -> 64 at 224 4.33 -> 3.24; but
- * a 1×1 stride-2 256 -> 512 0.68 -> 0.78. NEON: the offset load and address add are a
- * tenth more instructions per k step of ~18 (aarch64, Cortex-A76: 64 -> 64 at 56×56
- * 56.6M -> 54.1M, 128 -> 32 at 56×56 77.3M -> 54.4M, but 128 -> 128 at 28×28 52.7M ->
- * 55.3M, 256 -> 256 at 14×14 50.0M -> 58.6M). */
+ * a 1×1 stride-2 256 -> 512 0.68 -> 0.78. NEON (aarch64 instructions, Cortex-A76, with
+ * the assembly loops): the offset load and address add per k step cost about what the
+ * im2col copy saves at 128 output channels (128 -> 128 at 28×28: 44.5M im2col, 44.3M in
+ * place; 64 -> 128: 21.6M, 22.4M) and more at 256 (256 -> 256 at 14×14: 41.7M, 46.7M);
+ * at 64 and below the copy dominates (128 -> 32 at 56×56 77.3M -> 54.4M before the
+ * assembly loops). */
 static int64_t max_rows(const ember_f32_gemm_kernel *kernel)
 {
     return kernel->isa == EMBER_ISA_NEON_AARCH64 || kernel->isa == EMBER_ISA_NEON_ARMV7

@@ -6,8 +6,9 @@
  * tests allow for (tolerance relative to Σ|a·b|).
  *
  * Register budget (16 q): 8 accumulators (4 rows × 2 q of 4 columns), 1 q for the 4 A
- * values of a k step, 2 q for the 8 B values: 11. vmlaq_lane_f32 multiplies by one lane
- * of a d register, so A needs no broadcast. Per k step: 3 q loads, 8 vmla.
+ * values of a k step, 2 q for the 8 B values, twice (alternate steps): 14. vmla by scalar
+ * multiplies by one lane of a d register, so A needs no broadcast. Per k step: 2 loads,
+ * 8 vmla; the k loops are assembly (accumulate_packed / _indirect), the epilogue C.
  *
  * Tails: as the aarch64 kernel — panels read exactly, rows ≥ m never loaded or stored,
  * a partial row (n < 8) goes through an 8-float stack copy. No alignment is assumed.
@@ -51,6 +52,151 @@ static inline void store_row(float32x4_t lo, float32x4_t hi, float *c, size_t n,
 #define one_row_madd vmlaq_n_f32
 #include "kernels/arm/f32_gemm_one_row__neon.h"
 
+/*
+ * The k loops of a tile of m > 1 rows, in assembly: 4 (packed) or 2 (in place) k steps
+ * per iteration share one subs / bne and the loads post-increment (42 instructions per 4
+ * packed steps instead of ~54: GCC spends an add, a compare and a branch per step). Steps
+ * alternate between two register sets (A in d0-d1 / d6-d7, which vmla by scalar needs
+ * below d16; B in q1-q2 / q12-q13) so one step's loads overlap the other's multiplies.
+ */
+#define ACCUMULATORS                                                                         \
+    float32x4_t *c00, float32x4_t *c01, float32x4_t *c10, float32x4_t *c11,                 \
+        float32x4_t *c20, float32x4_t *c21, float32x4_t *c30, float32x4_t *c31
+#define CLOBBERED "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d24", "d25", "d26", "d27"
+
+static ALWAYS_INLINE void accumulate_packed(size_t k, const float *a, const float *b,
+                                            ACCUMULATORS)
+{
+    size_t quads = k / 4, rest = k % 4;
+    if (quads > 0)
+        __asm__ volatile(
+        "1:\n"
+        "vld1.32 {d0-d1}, [%[a]]!\n"
+        "vld1.32 {d2-d5}, [%[b]]!\n"
+        "vmla.f32 %q[c00], q1, d0[0]\n"
+        "vmla.f32 %q[c01], q2, d0[0]\n"
+        "vmla.f32 %q[c10], q1, d0[1]\n"
+        "vmla.f32 %q[c11], q2, d0[1]\n"
+        "vmla.f32 %q[c20], q1, d1[0]\n"
+        "vmla.f32 %q[c21], q2, d1[0]\n"
+        "vmla.f32 %q[c30], q1, d1[1]\n"
+        "vmla.f32 %q[c31], q2, d1[1]\n"
+        "vld1.32 {d6-d7}, [%[a]]!\n"
+        "vld1.32 {d24-d27}, [%[b]]!\n"
+        "vmla.f32 %q[c00], q12, d6[0]\n"
+        "vmla.f32 %q[c01], q13, d6[0]\n"
+        "vmla.f32 %q[c10], q12, d6[1]\n"
+        "vmla.f32 %q[c11], q13, d6[1]\n"
+        "vmla.f32 %q[c20], q12, d7[0]\n"
+        "vmla.f32 %q[c21], q13, d7[0]\n"
+        "vmla.f32 %q[c30], q12, d7[1]\n"
+        "vmla.f32 %q[c31], q13, d7[1]\n"
+        "vld1.32 {d0-d1}, [%[a]]!\n"
+        "vld1.32 {d2-d5}, [%[b]]!\n"
+        "vmla.f32 %q[c00], q1, d0[0]\n"
+        "vmla.f32 %q[c01], q2, d0[0]\n"
+        "vmla.f32 %q[c10], q1, d0[1]\n"
+        "vmla.f32 %q[c11], q2, d0[1]\n"
+        "vmla.f32 %q[c20], q1, d1[0]\n"
+        "vmla.f32 %q[c21], q2, d1[0]\n"
+        "vmla.f32 %q[c30], q1, d1[1]\n"
+        "vmla.f32 %q[c31], q2, d1[1]\n"
+        "vld1.32 {d6-d7}, [%[a]]!\n"
+        "vld1.32 {d24-d27}, [%[b]]!\n"
+        "vmla.f32 %q[c00], q12, d6[0]\n"
+        "vmla.f32 %q[c01], q13, d6[0]\n"
+        "vmla.f32 %q[c10], q12, d6[1]\n"
+        "vmla.f32 %q[c11], q13, d6[1]\n"
+        "vmla.f32 %q[c20], q12, d7[0]\n"
+        "vmla.f32 %q[c21], q13, d7[0]\n"
+        "vmla.f32 %q[c30], q12, d7[1]\n"
+        "vmla.f32 %q[c31], q13, d7[1]\n"
+        "subs %[quads], %[quads], #1\n"
+        "bne 1b\n"
+        : [a] "+r"(a), [b] "+r"(b), [quads] "+r"(quads), [c00] "+w"(*c00), [c01] "+w"(*c01), [c10] "+w"(*c10), [c11] "+w"(*c11),
+          [c20] "+w"(*c20), [c21] "+w"(*c21), [c30] "+w"(*c30), [c31] "+w"(*c31)
+        :
+        : CLOBBERED, "memory", "cc");
+    if (rest > 0)
+        __asm__ volatile(
+        "1:\n"
+        "vld1.32 {d0-d1}, [%[a]]!\n"
+        "vld1.32 {d2-d5}, [%[b]]!\n"
+        "vmla.f32 %q[c00], q1, d0[0]\n"
+        "vmla.f32 %q[c01], q2, d0[0]\n"
+        "vmla.f32 %q[c10], q1, d0[1]\n"
+        "vmla.f32 %q[c11], q2, d0[1]\n"
+        "vmla.f32 %q[c20], q1, d1[0]\n"
+        "vmla.f32 %q[c21], q2, d1[0]\n"
+        "vmla.f32 %q[c30], q1, d1[1]\n"
+        "vmla.f32 %q[c31], q2, d1[1]\n"
+        "subs %[rest], %[rest], #1\n"
+        "bne 1b\n"
+        : [a] "+r"(a), [b] "+r"(b), [rest] "+r"(rest), [c00] "+w"(*c00), [c01] "+w"(*c01), [c10] "+w"(*c10), [c11] "+w"(*c11),
+          [c20] "+w"(*c20), [c21] "+w"(*c21), [c30] "+w"(*c30), [c31] "+w"(*c31)
+        :
+        : CLOBBERED, "memory", "cc");
+}
+
+static ALWAYS_INLINE void accumulate_indirect(size_t k, const float *a, const float *b,
+                                              const int32_t *offsets, ACCUMULATORS)
+{
+    size_t pairs = k / 2, rest = k % 2;
+    if (pairs > 0)
+        __asm__ volatile(
+        "1:\n"
+        "ldr r12, [%[offsets]], #4\n"
+        "vld1.32 {d0-d1}, [%[a]]!\n"
+        "add r12, %[b], r12, lsl #2\n"
+        "vld1.32 {d2-d5}, [r12]\n"
+        "vmla.f32 %q[c00], q1, d0[0]\n"
+        "vmla.f32 %q[c01], q2, d0[0]\n"
+        "vmla.f32 %q[c10], q1, d0[1]\n"
+        "vmla.f32 %q[c11], q2, d0[1]\n"
+        "vmla.f32 %q[c20], q1, d1[0]\n"
+        "vmla.f32 %q[c21], q2, d1[0]\n"
+        "vmla.f32 %q[c30], q1, d1[1]\n"
+        "vmla.f32 %q[c31], q2, d1[1]\n"
+        "ldr r12, [%[offsets]], #4\n"
+        "vld1.32 {d6-d7}, [%[a]]!\n"
+        "add r12, %[b], r12, lsl #2\n"
+        "vld1.32 {d24-d27}, [r12]\n"
+        "vmla.f32 %q[c00], q12, d6[0]\n"
+        "vmla.f32 %q[c01], q13, d6[0]\n"
+        "vmla.f32 %q[c10], q12, d6[1]\n"
+        "vmla.f32 %q[c11], q13, d6[1]\n"
+        "vmla.f32 %q[c20], q12, d7[0]\n"
+        "vmla.f32 %q[c21], q13, d7[0]\n"
+        "vmla.f32 %q[c30], q12, d7[1]\n"
+        "vmla.f32 %q[c31], q13, d7[1]\n"
+        "subs %[pairs], %[pairs], #1\n"
+        "bne 1b\n"
+        : [a] "+r"(a), [offsets] "+r"(offsets), [pairs] "+r"(pairs), [c00] "+w"(*c00), [c01] "+w"(*c01), [c10] "+w"(*c10), [c11] "+w"(*c11),
+          [c20] "+w"(*c20), [c21] "+w"(*c21), [c30] "+w"(*c30), [c31] "+w"(*c31)
+        : [b] "r"(b)
+        : "r12", CLOBBERED, "memory", "cc");
+    if (rest > 0)
+        __asm__ volatile(
+        "ldr r12, [%[offsets]], #4\n"
+        "vld1.32 {d0-d1}, [%[a]]!\n"
+        "add r12, %[b], r12, lsl #2\n"
+        "vld1.32 {d2-d5}, [r12]\n"
+        "vmla.f32 %q[c00], q1, d0[0]\n"
+        "vmla.f32 %q[c01], q2, d0[0]\n"
+        "vmla.f32 %q[c10], q1, d0[1]\n"
+        "vmla.f32 %q[c11], q2, d0[1]\n"
+        "vmla.f32 %q[c20], q1, d1[0]\n"
+        "vmla.f32 %q[c21], q2, d1[0]\n"
+        "vmla.f32 %q[c30], q1, d1[1]\n"
+        "vmla.f32 %q[c31], q2, d1[1]\n"
+        : [a] "+r"(a), [offsets] "+r"(offsets), [c00] "+w"(*c00), [c01] "+w"(*c01), [c10] "+w"(*c10), [c11] "+w"(*c11),
+          [c20] "+w"(*c20), [c21] "+w"(*c21), [c30] "+w"(*c30), [c31] "+w"(*c31)
+        : [b] "r"(b)
+        : "r12", CLOBBERED, "memory", "cc");
+}
+#undef ACCUMULATORS
+#undef CLOBBERED
+
 static ALWAYS_INLINE void tile(size_t m, size_t n, size_t k, const float *a, const float *b,
                                const int32_t *offsets, float *c, size_t c_row_stride,
                                const ember_f32_gemm_params *params)
@@ -60,22 +206,10 @@ static ALWAYS_INLINE void tile(size_t m, size_t n, size_t k, const float *a, con
 
     if (m == 1)
         one_row(k, a, b, offsets, &c00, &c01);
-    for (size_t p = 0; m > 1 && p < k; p++) {
-        const float32x4_t a0 = vld1q_f32(a);
-        const float *bp = B_ROW(b, offsets, p);
-        const float32x4_t b0 = vld1q_f32(bp);
-        const float32x4_t b1 = vld1q_f32(bp + 4);
-        a += MR;
-        const float32x2_t a01 = vget_low_f32(a0), a23 = vget_high_f32(a0);
-        c00 = vmlaq_lane_f32(c00, b0, a01, 0);
-        c01 = vmlaq_lane_f32(c01, b1, a01, 0);
-        c10 = vmlaq_lane_f32(c10, b0, a01, 1);
-        c11 = vmlaq_lane_f32(c11, b1, a01, 1);
-        c20 = vmlaq_lane_f32(c20, b0, a23, 0);
-        c21 = vmlaq_lane_f32(c21, b1, a23, 0);
-        c30 = vmlaq_lane_f32(c30, b0, a23, 1);
-        c31 = vmlaq_lane_f32(c31, b1, a23, 1);
-    }
+    if (m > 1 && offsets == NULL)
+        accumulate_packed(k, a, b, &c00, &c01, &c10, &c11, &c20, &c21, &c30, &c31);
+    else if (m > 1)
+        accumulate_indirect(k, a, b, offsets, &c00, &c01, &c10, &c11, &c20, &c21, &c30, &c31);
 
     float32x4_t bias_lo = vdupq_n_f32(0.0f), bias_hi = bias_lo;
     if (params->bias_col) {
