@@ -32,21 +32,36 @@
 /* Strides past this (phase planes per channel: stride²) take the im2col path. */
 #define MAX_STRIDE 4
 
-/* Output channels beyond which the in-place form costs more than the im2col it saves, per
- * kernel: more output channels share the one copy, while the in-place B costs per output
- * channel (the offset table, the virtual columns). x86 (3×3 convs, ms): 32 -> 64 at 56×56
- * 1.64 -> 1.46, 64 -> 64 at 56×56 3.37 -> 2.84, 128 -> 128 at 28×28 3.03 -> 2.82, even at
- * 256 -> 256 at 14×14 (2.96 -> 2.94); the 7×7 stride-2 stem 3 -> 64 at 224 4.33 -> 3.24; but
- * a 1×1 stride-2 256 -> 512 0.68 -> 0.78. NEON (aarch64 instructions, Cortex-A76, with
- * the assembly loops): the offset load and address add per k step cost about what the
- * im2col copy saves at 128 output channels (128 -> 128 at 28×28: 44.5M im2col, 44.3M in
- * place; 64 -> 128: 21.6M, 22.4M) and more at 256 (256 -> 256 at 14×14: 41.7M, 46.7M);
- * at 64 and below the copy dominates (128 -> 32 at 56×56 77.3M -> 54.4M before the
- * assembly loops). */
-static int64_t max_rows(const ember_f32_gemm_kernel *kernel)
+/*
+ * Whether the in-place form beats im2col for this conv, by a cost per tap, in
+ * multiply-adds. im2col copies every tap's row: COPY per column; in place, the band copies
+ * each input value once per phase instead of once per tap, but the GEMM runs over the
+ * wide columns (the W − out_w past each row, rounded to whole tiles) and each multiply-add
+ * costs a share more (the offset table): so with M rows, N columns (nr-rounded):
+ *
+ *   in place pays  ⇔  M·(N_wide·(1 + overhead) − N) < COPY·N·(1 − phases / taps)
+ *
+ * Fitted to x86 timings (3×3 convs, ms, im2col -> in place): 128 -> 32 at 56×56 5.1 -> 3.6,
+ * 64 -> 64 at 56×56 3.37 -> 2.84, 128 -> 128 at 28×28 3.03 -> 2.82, 256 -> 256 at 14×14
+ * 2.96 -> 2.94 (even), 64 -> 256 at 13×13 0.63 -> 0.69 (15 of 13 columns wide); a 1×1
+ * stride-2 conv saves no copy at all (0.68 -> 0.78 for 256 -> 512); and to aarch64
+ * instruction counts (Cortex-A76): 128 -> 128 at 28×28 44.5M -> 44.3M (even), 256 -> 256
+ * at 14×14 41.7M -> 46.7M, 128 -> 32 at 56×56 77.3M -> 54.4M.
+ */
+#define COPY_COST 32.0
+
+static int in_place_pays(const conv_prepared *p, int64_t width, int phases_used)
 {
-    return kernel->isa == EMBER_ISA_NEON_AARCH64 || kernel->isa == EMBER_ISA_NEON_ARMV7
-        ? 64 : 256;
+    const int64_t nr = (int64_t)p->kernel->nr, mr = (int64_t)p->kernel->mr;
+    const int64_t rows = (p->group_out + mr - 1) / mr * mr;
+    const int64_t columns = (p->out_pixels + nr - 1) / nr * nr;
+    const int64_t wide = ((p->out_dims[0] - 1) * width + p->out_dims[1] + nr - 1) / nr * nr;
+    const int64_t taps = p->kernel_dims[0] * p->kernel_dims[1];
+    /* the offset load and address add: ~1/20 of x86's k step, ~1/9 of NEON's */
+    const double overhead = p->kernel->isa == EMBER_ISA_NEON_AARCH64 ||
+                            p->kernel->isa == EMBER_ISA_NEON_ARMV7 ? 0.11 : 0.05;
+    return (double)rows * ((double)wide * (1.0 + overhead) - (double)columns) <
+           COPY_COST * (double)columns * (1.0 - (double)phases_used / (double)taps);
 }
 
 /* Rows and columns a tap reaches past its output pixel, in phase-plane units. */
@@ -80,10 +95,16 @@ ember_status ember_conv_implicit_prepare(conv_prepared *p, const ember_node *nod
                                          size_t *scratch_bytes)
 {
     p->implicit = 0;
-    if (p->kernel->indirect == NULL || p->group_out > max_rows(p->kernel) || p->spatial != 2 ||
-        p->pointwise || p->one_pixel || p->stride[0] > MAX_STRIDE || p->stride[1] > MAX_STRIDE)
+    if (p->kernel->indirect == NULL || p->spatial != 2 || p->pointwise || p->one_pixel ||
+        p->stride[0] > MAX_STRIDE || p->stride[1] > MAX_STRIDE)
         return EMBER_OK;
     const int64_t width = p->out_dims[1] + reach(p, 1), rows = band_rows(p, width);
+    used_phases(p);
+    int phases_used = 0;
+    for (int i = 0; i < MAX_STRIDE * MAX_STRIDE; i++)
+        phases_used += p->phase_used[i];
+    if (!in_place_pays(p, width, phases_used))
+        return EMBER_OK;
     const int64_t phases = p->stride[0] * p->stride[1];
     const int64_t plane = (rows + reach(p, 0)) * width, nr = (int64_t)p->kernel->nr;
     /* offsets are int32 (half the bytes of the table the kernel walks per tile); the
@@ -97,7 +118,6 @@ ember_status ember_conv_implicit_prepare(conv_prepared *p, const ember_node *nod
     p->phase_floats = plane;
     p->band_floats = (size_t)(p->group_in * phases * plane + nr);
     p->wide_floats = (size_t)(p->group_out * rows * width);
-    used_phases(p);
     p->b_offsets = malloc((size_t)p->depth * sizeof *p->b_offsets + 1);
     if (p->b_offsets == NULL)
         return ember_node_error(node, EMBER_ERROR_MEMORY, "out of memory");
