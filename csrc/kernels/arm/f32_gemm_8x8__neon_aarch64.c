@@ -292,6 +292,70 @@ static void accumulate_indirect(size_t k, const float *a, const float *b,
           "v31", "memory", "cc");
 }
 
+/* A tile of one row (m = 1: a recurrent step) over packed B, in assembly: row 0 of each A
+ * group (MR floats apart) by B's row, 4 k steps per iteration into 4 pairs of
+ * accumulators (so the multiply-add latency does not bound it), summed at the end: 18
+ * instructions per 4 steps where GCC's unrolled C spent 30 (a move per accumulator). */
+static void one_row_packed(size_t k, const float *a, const float *b, float32x4_t *lo,
+                           float32x4_t *hi)
+{
+    size_t quads = k / 4, rest = k % 4;
+    float acc[8];
+    float *out = acc;
+    __asm__ volatile(
+    "movi v16.4s, #0\n"
+    "movi v17.4s, #0\n"
+    "movi v18.4s, #0\n"
+    "movi v19.4s, #0\n"
+    "movi v20.4s, #0\n"
+    "movi v21.4s, #0\n"
+    "movi v22.4s, #0\n"
+    "movi v23.4s, #0\n"
+    "cbz %[quads], 2f\n"
+    "1:\n"
+    "ldr s0, [%[a]], #32\n"
+    "ldp q4, q5, [%[b]], #32\n"
+    "fmla v16.4s, v4.4s, v0.s[0]\n"
+    "fmla v17.4s, v5.4s, v0.s[0]\n"
+    "ldr s1, [%[a]], #32\n"
+    "ldp q6, q7, [%[b]], #32\n"
+    "fmla v18.4s, v6.4s, v1.s[0]\n"
+    "fmla v19.4s, v7.4s, v1.s[0]\n"
+    "ldr s2, [%[a]], #32\n"
+    "ldp q24, q25, [%[b]], #32\n"
+    "fmla v20.4s, v24.4s, v2.s[0]\n"
+    "fmla v21.4s, v25.4s, v2.s[0]\n"
+    "ldr s3, [%[a]], #32\n"
+    "ldp q26, q27, [%[b]], #32\n"
+    "fmla v22.4s, v26.4s, v3.s[0]\n"
+    "fmla v23.4s, v27.4s, v3.s[0]\n"
+    "subs %[quads], %[quads], #1\n"
+    "b.ne 1b\n"
+    "2:\n"
+    "cbz %[rest], 4f\n"
+    "3:\n"
+    "ldr s0, [%[a]], #32\n"
+    "ldp q4, q5, [%[b]], #32\n"
+    "fmla v16.4s, v4.4s, v0.s[0]\n"
+    "fmla v17.4s, v5.4s, v0.s[0]\n"
+    "subs %[rest], %[rest], #1\n"
+    "b.ne 3b\n"
+    "4:\n"
+    "fadd v16.4s, v16.4s, v18.4s\n"
+    "fadd v20.4s, v20.4s, v22.4s\n"
+    "fadd v17.4s, v17.4s, v19.4s\n"
+    "fadd v21.4s, v21.4s, v23.4s\n"
+    "fadd v16.4s, v16.4s, v20.4s\n"
+    "fadd v17.4s, v17.4s, v21.4s\n"
+    "st1 {v16.4s, v17.4s}, [%[out]]\n"
+        : [a] "+r"(a), [b] "+r"(b), [quads] "+r"(quads), [rest] "+r"(rest)
+        : [out] "r"(out)
+        : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "v19", "v20",
+          "v21", "v22", "v23", "v24", "v25", "v26", "v27", "memory", "cc");
+    *lo = vld1q_f32(acc);
+    *hi = vld1q_f32(acc + 4);
+}
+
 static ALWAYS_INLINE void tile(size_t m, size_t n, size_t k, const float *a, const float *b,
                                const int32_t *offsets, float *c, size_t c_row_stride,
                                const ember_f32_gemm_params *params)
@@ -301,7 +365,9 @@ static ALWAYS_INLINE void tile(size_t m, size_t n, size_t k, const float *a, con
     float32x4_t c40 = c00, c41 = c00, c50 = c00, c51 = c00;
     float32x4_t c60 = c00, c61 = c00, c70 = c00, c71 = c00;
 
-    if (m == 1)
+    if (m == 1 && offsets == NULL)
+        one_row_packed(k, a, b, &c00, &c01);
+    else if (m == 1)
         one_row(k, a, b, offsets, &c00, &c01);
     if (m > 1) {
         float acc[64];
