@@ -7,6 +7,9 @@
  *   - add(x, k) / add(k, x), k a constant f32 that is a scalar or varies along one
  *     output axis the op accepts (conv: channels; matmul: rows or columns), into the
  *     bias — only before any clamp, since the kernel adds the bias before clamping;
+ *   - add(x, r) / add(r, x), r a computed f32 tensor of the output's shape produced
+ *     before the GEMM node runs, as the residual (ops that accept one; before any clamp):
+ *     a ResNet block's skip connection then costs no pass of its own;
  *   - relu(x), max(x, k), min(x, k) with k a constant scalar, and clamp(x, a, b) with
  *     constant scalar bounds, into the clamp bounds.
  * A value that is a graph output, or read by more than one node, stops the chain: its
@@ -112,6 +115,23 @@ static int fuse_bias(const ember_node *gemm, const ember_value *out, const ember
     return 1;
 }
 
+/* Take computed value `r` as the residual: of the output's shape, written before the GEMM
+ * node's step (its producer comes earlier in graph order), and kept alive until then by
+ * the absorbed add's read (arena lifetimes count every live reader). */
+static int fuse_residual(const ember_model *model, const ember_node *gemm, const ember_value *out,
+                         int r, ember_epilogue *epilogue)
+{
+    const ember_value *residual = &model->values[r];
+    if (gemm->op->accepts_residual == NULL || !gemm->op->accepts_residual(gemm) ||
+        epilogue->residual >= 0 || epilogue->min != -INFINITY || epilogue->max != INFINITY ||
+        residual->constant != NULL || residual->datum_type != EMBER_F32 ||
+        residual->producer >= (int)(gemm - model->nodes) ||
+        !ember_shape_equal(residual->shape, residual->rank, out->shape, out->rank))
+        return 0;
+    epilogue->residual = r;
+    return 1;
+}
+
 /* Try to absorb `consumer`, which reads the GEMM chain's current value `v`. */
 static int absorb(const ember_model *model, const ember_node *gemm, const ember_node *consumer,
                   int v, ember_epilogue *epilogue)
@@ -136,8 +156,10 @@ static int absorb(const ember_model *model, const ember_node *gemm, const ember_
         constant_scalar(&model->values[consumer->inputs[1]], &lo) &&
         constant_scalar(&model->values[consumer->inputs[2]], &hi))
         return lo <= hi && fuse_clamp(epilogue, lo, hi);
-    if (is_op(consumer, "add"))
+    if (is_op(consumer, "add") && other->constant != NULL)
         return fuse_bias(gemm, out, other, epilogue);
+    if (is_op(consumer, "add"))
+        return fuse_residual(model, gemm, out, (int)(other - model->values), epilogue);
     return 0;
 }
 
@@ -181,6 +203,7 @@ ember_status ember_fuse_epilogues(const ember_model *model, const uint8_t *live,
         epilogues[n].bias = NULL;
         epilogues[n].bias_length = 0;
         epilogues[n].bias_axis = -1;
+        epilogues[n].residual = -1;
         for (size_t i = 0; live[n] && i < model->nodes[n].input_count; i++) {
             uses.count[model->nodes[n].inputs[i]]++;
             uses.consumer[model->nodes[n].inputs[i]] = (int)n;

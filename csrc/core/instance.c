@@ -96,8 +96,11 @@ static ember_status prepare_steps(ember_instance *instance, const prepare_work *
         if (!step->active || node->op->prepare == NULL)
             continue;
         ember_prepare_context ctx = {model, node, kernels, NULL, instance->packed_store, 0, 0};
-        if (node->op->flags & EMBER_OP_FUSES_EPILOGUE)
+        if (node->op->flags & EMBER_OP_FUSES_EPILOGUE) {
             ctx.epilogue = &work->epilogues[n];
+            if (work->epilogues[n].residual >= 0) /* the tensor table is already there */
+                step->residual = &instance->tensors[work->epilogues[n].residual];
+        }
         step->free_prepared = node->op->free_prepared;
         ember_status status = node->op->prepare(&ctx, &step->prepared);
         if (status != EMBER_OK)
@@ -365,7 +368,8 @@ ember_status ember_instance_execute(ember_instance *instance, size_t n_inputs,
             empty = ember_shape_count(output[k].shape, output[k].rank) == 0;
         if (empty)
             continue; /* nothing to compute; ops may assume a non-empty output */
-        const ember_op_io io = {step->inputs, step->node->input_count, output, step->scratch};
+        const ember_op_io io = {step->inputs, step->node->input_count, output, step->scratch,
+                                step->residual};
         if (instance->profile == NULL) {
             step->node->op->run(step->node, step->prepared, &io);
             continue;

@@ -36,6 +36,7 @@ typedef struct ember_step {
     void (*free_prepared)(void *);   /* copied from the op: freeing never reads the model */
     const ember_tensor **inputs;     /* node->input_count pointers into instance->tensors */
     void *scratch;                   /* into the arena, or NULL */
+    const ember_tensor *residual;    /* the fused epilogue's residual, or NULL */
     int active;                      /* 0: dead, fused away or a view — never run */
 } ember_step;
 

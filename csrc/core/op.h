@@ -68,12 +68,15 @@ enum {
 };
 
 /* Work folded into a GEMM-based op from the nodes that consumed its result:
- * out = clamp(op(x) + bias, min, max), bias broadcast along one output axis. */
+ * out = clamp(op(x) + bias + residual, min, max), bias broadcast along one output axis,
+ * residual a computed tensor of the output's shape (a ResNet block's skip connection). */
 typedef struct ember_epilogue {
     float min, max;          /* -INFINITY / INFINITY when no clamp was fused */
     float *bias;             /* bias_length floats along output axis bias_axis, or NULL */
     int64_t bias_length;
     int bias_axis;
+    int residual;            /* value id of the residual, -1 for none: the run finds its
+                                tensor in ember_op_io.residual */
 } ember_epilogue;
 
 /* What prepare works with, and what it reports back. */
@@ -95,6 +98,7 @@ typedef struct ember_op_io {
     size_t input_count;
     ember_tensor *output;    /* node->output_count consecutive tensors */
     void *scratch;           /* scratch_bytes asked by prepare, 64-byte aligned */
+    const ember_tensor *residual; /* the fused epilogue's residual, or NULL */
 } ember_op_io;
 
 typedef struct ember_op {
@@ -115,6 +119,9 @@ typedef struct ember_op {
     /* For EMBER_OP_FUSES_EPILOGUE ops: whether a bias along output `axis` can be fused
      * (after whatever ctx already holds). */
     int (*accepts_bias_axis)(const ember_node *node, const ember_value *output, int axis);
+    /* For EMBER_OP_FUSES_EPILOGUE ops, may be NULL (never): whether the run can add a
+     * residual tensor of the output's shape before the clamp. */
+    int (*accepts_residual)(const ember_node *node);
     /* NULL: no prepared state and no scratch. */
     ember_status (*prepare)(ember_prepare_context *ctx, void **out_prepared);
     void (*run)(const ember_node *node, void *prepared, const ember_op_io *io);

@@ -11,19 +11,13 @@
  * a block of output pixels at a time so the scratch stays bounded (about
  * IM2COL_BLOCK_BYTES) whatever the image size. A 1×1, stride-1, unpadded conv needs no
  * im2col: the input plane of each channel already is a row of B, and is packed as is.
- * Other 2-d stride-1 convs build no im2col either where the kernel reads B in place
- * (conv_implicit.c).
+ * Other 2-d convs build no im2col where the kernel reads B in place and that pays
+ * (conv_implicit.c); convs of a few output pixels run the GEMM transposed
+ * (conv_few_pixels.c, and one_pixel here); depthwise convs are direct
+ * (conv_depthwise.c).
  *
- * Depthwise convs (one input channel per group) are direct instead: as a GEMM they
- * would be a 1-row product, wasting all but one row of every micro-kernel tile. 2-d 3×3
- * ones of stride 1 or 2 copy each input plane into a zero-padded plane (bounded scratch)
- * and go row by row through the f32_dwconv kernels (vectorised along the output row);
- * the others accumulate one tap at a time over the output range that
- * tap keeps inside the input (computed once per tap, so the inner loop has no bounds
- * checks).
- *
- * The bias (and any per-channel add or clamp fused by the core) is the GEMM epilogue,
- * or applied by the depthwise loop.
+ * The bias (and any per-channel add, residual add or clamp fused by the core) is the GEMM
+ * epilogue, or applied by the depthwise loop.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -54,6 +48,7 @@ typedef struct conv_attributes {
     /* Resolved by infer, from the input shape. */
     int spatial;
     int64_t resolved_groups;
+    int depthwise;     /* one input channel per group, several groups: the direct loops */
     int64_t pad_before[MAX_SPATIAL], pad_after[MAX_SPATIAL];
     int64_t resolved_stride[MAX_SPATIAL], resolved_dilation[MAX_SPATIAL];
 } conv_attributes;
@@ -161,6 +156,7 @@ static ember_status conv_infer(ember_node *node, const ember_value *const *input
     const int64_t channels = x->shape[1], out_channels = w->shape[0];
     a->spatial = x->rank - 2;
     a->resolved_groups = a->groups == 0 ? channels : a->groups;
+    a->depthwise = a->resolved_groups > 1 && channels == a->resolved_groups;
     const int64_t g = a->resolved_groups;
     if (g < 1 || channels % g != 0 || out_channels % g != 0 || w->shape[1] * g != channels)
         return ember_node_error(node, EMBER_ERROR_INVALID,
@@ -203,6 +199,12 @@ static ember_status conv_infer(ember_node *node, const ember_value *const *input
                                 (long long)out_channels, (long long)out_channels);
     }
     return EMBER_OK;
+}
+
+/* The GEMM paths add a residual (the direct depthwise loops do not). */
+static int conv_accepts_residual(const ember_node *node)
+{
+    return !((const conv_attributes *)node->attributes)->depthwise;
 }
 
 static int conv_accepts_bias_axis(const ember_node *node, const ember_value *output, int axis)
@@ -398,85 +400,6 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
 /* ---------------------------------------------------------------- run */
 
 
-/* One output plane of a depthwise conv: out = clamp(bias + Σ_taps w·in). Rows are the
- * output positions sharing all coordinates but the last. */
-static void depthwise_plane(const conv_prepared *p, const float *in, const float *taps,
-                            float bias, float *out)
-{
-    const int last = p->spatial - 1;
-    const int64_t row_length = p->out_dims[last], rows = p->out_pixels / row_length;
-    const int64_t s = p->stride[last];
-    int64_t kpos[MAX_SPATIAL] = {0};
-    for (int64_t j = 0; j < p->out_pixels; j++)
-        out[j] = bias;
-    for (int64_t t = 0; t < p->depth; t++) {
-        const float w = taps[t];
-        const int64_t offset = kpos[last] * p->dilation[last] - p->pad_before[last];
-        int64_t lo, hi;
-        ember_conv_valid_range(offset, s, p->in_dims[last], row_length, &lo, &hi);
-        int64_t coord[MAX_SPATIAL] = {0};
-        for (int64_t r = 0; r < rows && lo <= hi; r++) {
-            int inside = 1;
-            int64_t base = offset;
-            for (int d = 0; d < last; d++) {
-                const int64_t i = coord[d] * p->stride[d] + kpos[d] * p->dilation[d] -
-                                  p->pad_before[d];
-                inside &= i >= 0 && i < p->in_dims[d];
-                base += i * p->in_strides[d];
-            }
-            /* Pointers start at the first valid position: `in + base` alone may point
-             * before the plane, which C does not allow even unread. */
-            const int64_t n = hi - lo + 1;
-            float *restrict dst = out + r * row_length + lo;
-            const float *restrict src = inside ? in + base + lo * s : in;
-            if (inside && s == 1) {
-                for (int64_t o = 0; o < n; o++)
-                    dst[o] += w * src[o];
-            } else if (inside) {
-                for (int64_t o = 0; o < n; o++)
-                    dst[o] += w * src[o * s];
-            }
-            for (int d = last - 1; d >= 0; d--) { /* next row */
-                if (++coord[d] < p->out_dims[d])
-                    break;
-                coord[d] = 0;
-            }
-        }
-        for (int d = last; d >= 0; d--) { /* next tap */
-            if (++kpos[d] < p->kernel_dims[d])
-                break;
-            kpos[d] = 0;
-        }
-    }
-    for (int64_t j = 0; j < p->out_pixels; j++) {
-        const float v = out[j] < p->min ? p->min : out[j];
-        out[j] = v > p->max ? p->max : v;
-    }
-}
-
-/*
- * One output plane of a 2-d 3×3 depthwise conv of stride s ∈ {1, 2} through the
- * f32_dwconv row kernel. The input plane is copied into a zero-padded plane (scratch,
- * whose borders the caller zeroed once per run and no plane writes), so every output
- * row is one kernel call over the whole row: no border cases, and rows as long as possible
- * for the vector body (the small planes of mobile nets are 7 to 56 wide).
- */
-static void depthwise_3x3_plane(const conv_prepared *p, const float *in, const float *taps,
-                                float bias, float *out, float *padded)
-{
-    const int64_t s = p->stride[1], in_h = p->in_dims[0], in_w = p->in_dims[1];
-    const int64_t out_h = p->out_dims[0], out_w = p->out_dims[1], pw = p->padded_w;
-    for (int64_t y = 0; y < in_h; y++)
-        memcpy(padded + (p->pad_before[0] + y) * pw + p->pad_before[1], in + y * in_w,
-               (size_t)in_w * sizeof(float));
-    const ember_f32_dwconv_params params = {p->min, p->max};
-    for (int64_t oh = 0; oh < out_h; oh++) {
-        const float *row = padded + oh * s * pw;
-        p->dw_row((size_t)out_w, row, row + pw, row + 2 * pw, taps, bias, out + oh * out_w,
-                  &params);
-    }
-}
-
 static const float *run_bias(conv_prepared *p, const ember_tensor *bias)
 {
     if (!p->bias_computed)
@@ -493,8 +416,10 @@ static const float *run_bias(conv_prepared *p, const ember_tensor *bias)
  * mr, the other rows zero) by the filter packed as B, so the micro-kernel's tile holds
  * nr channels (see one_pixel). */
 static void conv_one_pixel(const conv_prepared *p, const float *input, const float *bias,
-                           float *output, float *taps)
+                           const float *residual, float *output, float *taps)
 {
+    if (residual != NULL) /* accumulated by the GEMM, before its clamp */
+        memcpy(output, residual, (size_t)(p->batch * p->out_channels) * sizeof(float));
     const size_t mr = p->kernel->mr;
     const int64_t per_channel = p->depth / p->group_in;
     memset(taps, 0, ember_f32_packed_a_floats(mr, 1, (size_t)p->depth) * sizeof(float));
@@ -506,12 +431,45 @@ static void conv_one_pixel(const conv_prepared *p, const float *input, const flo
             for (int64_t c = 0; c < p->group_in; c++, in += p->in_pixels)
                 for (int64_t t = 0; t < per_channel; t++, row += mr)
                     *row = p->pixel_taps[t] < 0 ? 0.0f : in[p->pixel_taps[t]];
-            const ember_f32_gemm_params params = {NULL, bias + g * p->group_out, 0, p->min,
-                                                  p->max};
+            const ember_f32_gemm_params params = {NULL, bias + g * p->group_out,
+                                                  residual != NULL, p->min, p->max};
             ember_f32_gemm_packed(p->kernel, 1, (size_t)p->group_out, (size_t)p->depth, taps,
                                   p->packed_filter + (size_t)g * p->group_filter_floats, out,
                                   (size_t)p->group_out * sizeof(float), &params);
         }
+}
+
+/* One group of one image through the GEMM: transposed for few pixels, in place, or over
+ * im2col blocks (the input itself for pointwise). A residual is added before the clamp:
+ * copied into the output first and accumulated by the GEMM, or by the scratch paths as
+ * they copy their result out. */
+static void conv_group(const conv_prepared *p, const float *in, const float *filter,
+                       const float *bias, const float *residual, float *out, float *columns)
+{
+    if (p->few_pixels) {
+        ember_conv_few_pixels_run(p, in, filter, bias, residual, out, columns);
+        return;
+    }
+    ember_f32_gemm_params params = {bias, NULL, 0, p->min, p->max};
+    if (p->implicit) {
+        ember_conv_implicit_run(p, in, filter, &params, residual, out, columns);
+        return;
+    }
+    if (residual != NULL) {
+        memcpy(out, residual, (size_t)(p->group_out * p->out_pixels) * sizeof(float));
+        params.accumulate = 1;
+    }
+    const size_t row_bytes = (size_t)p->out_pixels * sizeof(float);
+    for (int64_t j = 0; j < p->out_pixels; j += p->block) {
+        const int64_t count = p->out_pixels - j < p->block ? p->out_pixels - j : p->block;
+        if (p->pointwise)
+            ember_f32_pack_b(p->kernel->nr, (size_t)p->depth, (size_t)count, in + j,
+                             (size_t)p->in_pixels, 1, columns);
+        else
+            ember_conv_pack_im2col(p, in, j, count, p->kernel->nr, columns);
+        ember_f32_gemm_packed(p->kernel, (size_t)p->group_out, (size_t)count, (size_t)p->depth,
+                              filter, columns, out + j, row_bytes, &params);
+    }
 }
 
 static void conv_run(const ember_node *node, void *prepared, const ember_op_io *io)
@@ -522,18 +480,7 @@ static void conv_run(const ember_node *node, void *prepared, const ember_op_io *
     float *output = io->output->data;
     const float *bias = run_bias(p, io->inputs[BIAS]);
     if (p->depthwise) {
-        const float *filter = io->inputs[FILTER]->data;
-        if (p->dw_row)
-            memset(io->scratch, 0, (size_t)p->padded_h * (size_t)p->padded_w * sizeof(float));
-        for (int64_t n = 0; n < p->batch; n++)
-            for (int64_t o = 0; o < p->out_channels; o++) {
-                const float *in = input + (n * p->channels + o / p->group_out) * p->in_pixels;
-                float *out = output + (n * p->out_channels + o) * p->out_pixels;
-                if (p->dw_row)
-                    depthwise_3x3_plane(p, in, filter + o * p->depth, bias[o], out, io->scratch);
-                else
-                    depthwise_plane(p, in, filter + o * p->depth, bias[o], out);
-            }
+        ember_conv_depthwise_run(p, input, io->inputs[FILTER]->data, bias, output, io->scratch);
         return;
     }
     float *columns = io->scratch;
@@ -543,43 +490,18 @@ static void conv_run(const ember_node *node, void *prepared, const ember_op_io *
         pack_filter(p, io->inputs[FILTER]->data, packed);
         filter = packed;
     }
+    const float *residual = io->residual != NULL ? io->residual->data : NULL;
     if (p->one_pixel) {
-        conv_one_pixel(p, input, bias, output, columns);
+        conv_one_pixel(p, input, bias, residual, output, columns);
         return;
     }
-    for (int64_t n = 0; p->few_pixels && n < p->batch; n++)
-        for (int64_t g = 0; g < p->groups; g++)
-            ember_conv_few_pixels_run(
-                p, input + (n * p->channels + g * p->group_in) * p->in_pixels,
-                filter + (size_t)g * p->group_filter_floats, bias + g * p->group_out,
-                output + (n * p->out_channels + g * p->group_out) * p->out_pixels, columns);
-    if (p->few_pixels)
-        return;
-    const size_t row_bytes = (size_t)p->out_pixels * sizeof(float);
-    for (int64_t n = 0; n < p->batch; n++) {
+    for (int64_t n = 0; n < p->batch; n++)
         for (int64_t g = 0; g < p->groups; g++) {
-            const float *in = input + (n * p->channels + g * p->group_in) * p->in_pixels;
-            float *out = output + (n * p->out_channels + g * p->group_out) * p->out_pixels;
-            const ember_f32_gemm_params params = {bias + g * p->group_out, NULL, 0, p->min,
-                                                  p->max};
-            const float *group_filter = filter + (size_t)g * p->group_filter_floats;
-            if (p->implicit) {
-                ember_conv_implicit_run(p, in, group_filter, &params, out, columns);
-                continue;
-            }
-            for (int64_t j = 0; j < p->out_pixels; j += p->block) {
-                const int64_t count = p->out_pixels - j < p->block ? p->out_pixels - j : p->block;
-                if (p->pointwise)
-                    ember_f32_pack_b(p->kernel->nr, (size_t)p->depth, (size_t)count, in + j,
-                                     (size_t)p->in_pixels, 1, columns);
-                else
-                    ember_conv_pack_im2col(p, in, j, count, p->kernel->nr, columns);
-                ember_f32_gemm_packed(p->kernel, (size_t)p->group_out, (size_t)count,
-                                      (size_t)p->depth, group_filter, columns, out + j,
-                                      row_bytes, &params);
-            }
+            const int64_t at = (n * p->out_channels + g * p->group_out) * p->out_pixels;
+            conv_group(p, input + (n * p->channels + g * p->group_in) * p->in_pixels,
+                       filter + (size_t)g * p->group_filter_floats, bias + g * p->group_out,
+                       residual ? residual + at : NULL, output + at, columns);
         }
-    }
 }
 
 /* ---------------------------------------------------------------- descriptor */
@@ -597,5 +519,6 @@ static const ember_op_param conv_params[] = {
 
 const ember_op ember_op_conv = {.name = "conv", .flags = EMBER_OP_FUSES_EPILOGUE,
     .params = conv_params, .param_count = 8, .parse = conv_parse, .infer = conv_infer,
-    .accepts_bias_axis = conv_accepts_bias_axis, .prepare = conv_prepare,
+    .accepts_bias_axis = conv_accepts_bias_axis, .accepts_residual = conv_accepts_residual,
+    .prepare = conv_prepare,
     .run = conv_run, .free_prepared = conv_free};

@@ -65,6 +65,19 @@ static inline void ember_conv_valid_range(int64_t offset, int64_t s, int64_t ext
         *hi = out_extent - 1;
 }
 
+/* dst[i] = clamp(src[i] + residual[i], min, max): the epilogue's last part for paths whose
+ * GEMM writes a scratch layout (comparisons, so a NaN passes as in the kernels). */
+static inline void ember_conv_add_clamp(float *restrict dst, const float *restrict src,
+                                        const float *restrict residual, size_t n, float min,
+                                        float max)
+{
+    for (size_t i = 0; i < n; i++) {
+        const float v = src[i] + residual[i];
+        const float low = v < min ? min : v;
+        dst[i] = low > max ? max : low;
+    }
+}
+
 /* At prepare: p->tap_range (every conv through the GEMM), p->pixel_taps (one_pixel). */
 ember_status ember_conv_tap_ranges(conv_prepared *p, const ember_node *node);
 ember_status ember_conv_pixel_taps(conv_prepared *p, const ember_node *node);
@@ -74,18 +87,26 @@ ember_status ember_conv_pixel_taps(conv_prepared *p, const ember_node *node);
 void ember_conv_pack_im2col(const conv_prepared *p, const float *input, int64_t first,
                             int64_t count, size_t nr, float *packed);
 
+/* Depthwise (conv_depthwise.c): every image and channel, direct; scratch holds the padded
+ * plane of the 3×3 row kernels. */
+void ember_conv_depthwise_run(const conv_prepared *p, const float *input, const float *filter,
+                              const float *bias, float *output, float *scratch);
+
 /* Few output pixels (conv_few_pixels.c): whether the transposed GEMM pays, its scratch,
  * and the run of one group of one image. */
 int ember_conv_few_pixels_pays(const conv_prepared *p);
 size_t ember_conv_few_pixels_scratch(const conv_prepared *p);
 void ember_conv_few_pixels_run(const conv_prepared *p, const float *in, const float *filter,
-                               const float *bias, float *out, float *scratch);
+                               const float *bias, const float *residual, float *out,
+                               float *scratch);
 
 /* Implicit GEMM (conv_implicit.c): at prepare, sets p->implicit when the conv runs so,
- * with its tables and *scratch_bytes; the run covers one group of one image. */
+ * with its tables and *scratch_bytes; the run covers one group of one image (residual:
+ * that group's part of the fused residual, or NULL). */
 ember_status ember_conv_implicit_prepare(conv_prepared *p, const ember_node *node,
                                          size_t *scratch_bytes);
 void ember_conv_implicit_run(const conv_prepared *p, const float *in, const float *filter,
-                             const ember_f32_gemm_params *params, float *out, float *scratch);
+                             const ember_f32_gemm_params *params, const float *residual,
+                             float *out, float *scratch);
 
 #endif /* EMBER_OPS_CONV_H */

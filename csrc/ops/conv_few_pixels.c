@@ -9,6 +9,8 @@
  * The im2col matrix is built whole (K × N, N small) and packed as A; a 1×1 stride-1
  * unpadded conv packs its input directly.
  */
+#include <math.h>
+
 #include "ops/conv.h"
 
 /* Pixels past which the transposed GEMM stops being worth its extra copies. */
@@ -42,7 +44,8 @@ size_t ember_conv_few_pixels_scratch(const conv_prepared *p)
 }
 
 void ember_conv_few_pixels_run(const conv_prepared *p, const float *in, const float *filter,
-                               const float *bias, float *out, float *scratch)
+                               const float *bias, const float *residual, float *out,
+                               float *scratch)
 {
     const size_t n = (size_t)p->out_pixels, k = (size_t)p->depth, m = (size_t)p->group_out;
     const float *columns = in;
@@ -57,10 +60,20 @@ void ember_conv_few_pixels_run(const conv_prepared *p, const float *in, const fl
     float *transposed = panels + round_up_floats(ember_f32_packed_a_floats(p->kernel->mr, n, k));
     /* A[j][t] = columns[t][j]: pixel j's taps */
     ember_f32_pack_a(p->kernel->mr, n, k, columns, 1, column_stride, panels);
-    const ember_f32_gemm_params params = {NULL, bias, 0, p->min, p->max};
+    /* a residual is added after the transpose, so the clamp waits for it */
+    const ember_f32_gemm_params params = {NULL, bias, 0, residual ? -INFINITY : p->min,
+                                          residual ? INFINITY : p->max};
     ember_f32_gemm_packed(p->kernel, n, m, k, panels, filter, transposed, m * sizeof(float),
                           &params);
     for (size_t o = 0; o < m; o++)
-        for (size_t j = 0; j < n; j++)
-            out[o * n + j] = transposed[j * m + o];
+        for (size_t j = 0; j < n; j++) {
+            const float v = transposed[j * m + o];
+            if (residual == NULL) {
+                out[o * n + j] = v;
+                continue;
+            }
+            const float sum = v + residual[o * n + j];
+            const float low = sum < p->min ? p->min : sum;
+            out[o * n + j] = low > p->max ? p->max : low;
+        }
 }

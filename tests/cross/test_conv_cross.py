@@ -1,9 +1,10 @@
 """Convolutions of every path on aarch64 and armv7 (under QEMU) against the host: the
-implicit GEMM (B read in place from stride-phase planes; on NEON for up to 64 output
-channels) at strides 1 to 4, with dilation, groups, several bands and batch 2, and the
-im2col path beside it (more channels, stride 5), and the transposed GEMM of few output
-pixels (on armv7's 4×8 tiles from 197 output channels at 7×7). The host's results are checked against
-a direct reference by tests/runtime/test_ops.py::test_conv (the same geometries)."""
+implicit GEMM (B read in place from stride-phase planes, where conv_implicit.c's cost
+model picks it) at strides 1 to 4, with dilation, groups, several bands and batch 2; the
+im2col path beside it (more channels, stride 5); the transposed GEMM of few output pixels
+(on armv7's 4×8 tiles from 197 output channels at 7×7); and some of them with a skip
+connection (add, relu) fused into the conv. The host's results are checked against a
+direct reference by tests/runtime/test_ops.py::test_conv and test_fusion.py."""
 import os
 
 import numpy as np
@@ -28,7 +29,18 @@ CASES = {
 }
 
 
-def cook(name, directory):
+# convs whose output gets a skip connection: y = relu(conv(x) + r), fused into the conv
+RESIDUAL = ("stride1-bands", "few-pixels-200-channels", "im2col-96-channels",
+            "pointwise-stride2")
+
+
+def conv_output_shape(name):
+    xs, ws, _, pads, strides, dilations = CASES[name]
+    return [xs[0], ws[0]] + [(xs[2 + d] + pads[d] + pads[d + 2] - (ws[2 + d] - 1) * dilations[d]
+                              - 1) // strides[d] + 1 for d in range(2)]
+
+
+def cook(name, directory, residual=False):
     xs, ws, groups, pads, strides, dilations = CASES[name]
     rng = np.random.default_rng(len(name))
     w = numpy_helper.from_array(rng.standard_normal(ws).astype(np.float32), "w")
@@ -37,16 +49,25 @@ def cook(name, directory):
     node = helper.make_node("Conv", ["x", "w", "b"], ["y"], kernel_shape=list(ws[2:]),
                             pads=pads, strides=list(strides), dilations=list(dilations),
                             group=groups)
-    graph = helper.make_graph([node], name, [helper.make_tensor_value_info(
-        "x", TensorProto.FLOAT, list(xs))], [helper.make_tensor_value_info(
-            "y", TensorProto.FLOAT, None)], [w, b])
+    nodes, inputs = [node], [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(xs))]
+    if residual:
+        node.output[0] = "c"
+        nodes += [helper.make_node("Add", ["c", "r"], ["s"]), helper.make_node("Relu", ["s"], ["y"])]
+        inputs.append(helper.make_tensor_value_info("r", TensorProto.FLOAT,
+                                                    conv_output_shape(name)))
+    graph = helper.make_graph(nodes, name, inputs, [helper.make_tensor_value_info(
+        "y", TensorProto.FLOAT, None)], [w, b])
     source = os.path.join(directory, name + ".onnx")
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), source)
     plan = os.path.join(directory, name + ".nnef.tar")
     ember.nnef().write_model_to_tar(ember.onnx().load(source).into_model(), plan)
     x = os.path.join(directory, name + ".x.npy")
     np.save(x, rng.standard_normal(xs).astype(np.float32))
-    return plan, [x]
+    if not residual:
+        return plan, [x]
+    r = os.path.join(directory, name + ".r.npy")
+    np.save(r, rng.standard_normal(conv_output_shape(name)).astype(np.float32))
+    return plan, [x, r]
 
 
 @pytest.mark.parametrize("arch", ["aarch64", "armv7"])
@@ -61,4 +82,10 @@ def test_conv_paths_match_the_host_under_qemu(arch, tmp_path):
                                      atol=1e-4)
         if problem:
             failures.append(f"{name}: {problem}")
+    for name in RESIDUAL:
+        plan, inputs = cook(name, str(tmp_path), residual=True)
+        problem = cross.compare_plan(arch, plan, inputs, 1, str(tmp_path), name + "-residual",
+                                     rtol=1e-4, atol=1e-4)
+        if problem:
+            failures.append(f"{name} with a residual: {problem}")
     assert not failures, "\n".join(failures)
