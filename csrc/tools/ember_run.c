@@ -286,9 +286,24 @@ static double megabytes(size_t bytes)
     return (double)bytes / 1e6;
 }
 
-/* The process's peak resident set size in bytes, or 0 when unknown. */
+/* The process's peak resident set size in bytes, or 0 when unknown. On Linux the peak of
+ * this program's own memory (VmHWM): getrusage's ru_maxrss also counts the high-water
+ * mark of the process that spawned it (exec keeps it), which from a large parent — a
+ * benchmark holding the model — hides ember-run's own. */
 static size_t peak_rss_bytes(void)
 {
+#if defined(__linux__)
+    FILE *status = fopen("/proc/self/status", "r");
+    char line[256];
+    unsigned long long kib = 0;
+    while (status != NULL && fgets(line, sizeof line, status) != NULL)
+        if (sscanf(line, "VmHWM: %llu kB", &kib) == 1)
+            break;
+    if (status != NULL)
+        fclose(status);
+    if (kib > 0)
+        return (size_t)kib * 1024;
+#endif
     struct rusage usage;
     if (getrusage(RUSAGE_SELF, &usage) != 0)
         return 0;
