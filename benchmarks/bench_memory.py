@@ -72,9 +72,9 @@ def vm_hwm(output):
     return int(re.search(r"VmHWM:\s*(\d+) kB", output).group(1)) * 1024
 
 
-def ember_report(plan):
+def ember_report(ember_run, plan):
     """ember-run --memory's breakdown and peak, in bytes."""
-    output = run([EMBER_RUN, plan, "--memory"])
+    output = run([ember_run, plan, "--memory"])
     found = re.search(r"memory: constants ([\d.]+) MB \(resident ([\d.]+) MB\), packed "
                       r"([\d.]+) MB, arena ([\d.]+) MB\npeak RSS: ([\d.]+) MB", output)
     constants, resident, packed, arena, peak = (float(v) * MB for v in found.groups())
@@ -90,14 +90,14 @@ def launched_peak(command):
     return maxrss * 1024   # KiB on Linux
 
 
-def measure(name, before):
+def measure(name, ember_run, before):
     with tempfile.TemporaryDirectory() as directory:
         onnx_path = os.path.join(directory, f"{name}.onnx")
         plan = os.path.join(directory, f"{name}.nnef.tar")
         import onnx
         onnx.save(zoo.randomized_light_model(name, seed=0), onnx_path)
         ember.nnef().write_model_to_tar(ember.onnx().load(onnx_path).into_model(), plan)
-        result = ember_report(plan)
+        result = ember_report(ember_run, plan)
         result["ort"] = vm_hwm(run([sys.executable, "-c", ORT_RUN, onnx_path]))
         if before:
             result["before"] = launched_peak([before, plan])
@@ -107,6 +107,8 @@ def measure(name, before):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", help="another ember-run whose peak to show alongside")
+    parser.add_argument("--ember-run", default=EMBER_RUN, help="the ember-run measured "
+                        "(default: this tree's build/host/ember-run)")
     parser.add_argument("models", nargs="*")
     args = parser.parse_args()
     models = args.models or sorted(set(zoo.light_model_names()) | {"vgg19"})
@@ -116,7 +118,7 @@ def main():
           f"{'ember peak':>11} {'peak/(w+a)':>11} {'ort peak':>9} {'ember/ort':>10}"
           + (f" {'before':>9}" if args.before else ""))
     for name in models:
-        r = measure(name, args.before)
+        r = measure(name, args.ember_run, args.before)
         target = r["peak"] / (r["weights"] + r["arena"])
         print(f"{name:13} {r['weights'] / MB:8.1f}M {r['arena'] / MB:7.1f}M "
               f"{r['packed'] / MB:8.1f}M {r['resident'] / MB:8.1f}M {r['peak'] / MB:10.1f}M "
