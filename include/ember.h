@@ -225,21 +225,21 @@ EMBER_API ember_status ember_runnable_output(const ember_runnable *runnable, siz
                                              ember_tensor *out_tensor);
 
 /* Bytes of working memory held by the runnable: packed_bytes + arena_bytes of
- * ember_runnable_memory. Thread-safe with respect to runs on other runnables. */
+ * ember_runnable_memory. */
 EMBER_API size_t ember_runnable_memory_bytes(const ember_runnable *runnable);
 
-/* Where a runnable's memory goes. Peak use is about constants not yet packed (or never
- * packed) + packed_bytes + arena_bytes; a program's peak resident size is the process's
- * business (ember-run --memory prints it from getrusage). */
+/* Where a runnable's memory goes. Its peak is about the resident constants +
+ * packed_bytes + arena_bytes; a program's peak resident size is the process's business
+ * (ember-run --memory prints it). */
 typedef struct ember_memory {
     size_t constant_bytes;          /* the plan's constants (its tensor files' items), as
                                        stored: the same for every runnable of a model */
     size_t constant_resident_bytes; /* of those, in this process's memory now. A model
                                        loaded by path from a .tar maps the file: its pages
-                                       are read when first used, and those of the constants
-                                       preparing packed (conv, matmul and recurrent
-                                       weights) are given back, so this drops once
-                                       runnables are prepared. Counted page by page on
+                                       are read when first used, and those of the weights
+                                       preparing packed for good (matmul's, the recurrent
+                                       ops') are given back, so this drops once runnables
+                                       are prepared. Counted page by page on
                                        Linux; elsewhere, and for a plan read into memory
                                        (a buffer, a .tgz, a directory), all of them */
     size_t packed_bytes;            /* weights packed into this CPU's kernels' layouts */
@@ -249,8 +249,8 @@ typedef struct ember_memory {
 
 /* Fill *out_memory. The constants are the model's (shared by its runnables); packed and
  * arena bytes are this runnable's, for the bindings prepared so far (a symbolic plan
- * prepares one at its first run with new symbol values). Errors: EMBER_ERROR_ARGUMENT
- * for a NULL argument. */
+ * prepares one at its first run with new symbol values). Like a run, not while the
+ * runnable runs on another thread. Errors: EMBER_ERROR_ARGUMENT for a NULL argument. */
 EMBER_API ember_status ember_runnable_memory(const ember_runnable *runnable,
                                              ember_memory *out_memory);
 

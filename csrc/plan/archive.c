@@ -4,11 +4,16 @@
  * Whatever the container, the result is the same flat list of (name, bytes) entries,
  * names relative to the plan root with '/' separators. A tar in memory is read in
  * place (entries point into the caller's buffer, so weights are not copied); a tar
- * file is mapped and read in place too (archive_map.c: it must then stay unchanged
- * while the archive is open — a file truncated under the mapping faults with SIGBUS
- * when a page past its new end is touched), or read into memory where it cannot be
- * mapped; a gzip'd tar is inflated once into owned memory; a directory is read into
- * one owned buffer.
+ * file is mapped and read in place too, or read into memory where it cannot be mapped
+ * (EMBER_NO_MMAP, or mmap failing); a gzip'd tar is inflated once into owned memory; a
+ * directory is read into one owned buffer (a limit: its weights stay resident beside
+ * their packed copies, as a .tgz's do).
+ *
+ * The limit of mapping (archive_map.c): the file must stay unchanged while the archive
+ * is open. A file truncated under the mapping faults (SIGBUS) when a page past its new
+ * end is touched, and one rewritten in place shows its new bytes. ember_model_load_buffer
+ * reads a copy, for callers who cannot promise that (include/ember.h says so at
+ * ember_model_load).
  *
  * The tar reader understands what Python's tarfile, GNU tar and bsdtar write: ustar
  * (with the 155-byte prefix field), GNU long names ('L') and pax extended headers
