@@ -277,10 +277,10 @@ static ember_status matmul_prepare(ember_prepare_context *ctx, void **out)
     if (status == EMBER_OK && b->constant != NULL) {
         status = pack_constant(node, p, b->constant, 'B', p->b_matrices, p->b_floats,
                                &p->packed_b, &fresh, ctx);
+        /* the run reads packed_b only: B's pages go back as it is packed */
         for (int64_t i = 0; status == EMBER_OK && fresh && i < p->b_matrices; i++)
             pack_b_releasing(p, model, (const float *)b->constant + i * p->k * p->n,
-                             p->packed_b + (size_t)i * p->b_floats); /* the run reads
-                                                                        packed_b only */
+                             p->packed_b + (size_t)i * p->b_floats);
     } else if (status == EMBER_OK) {
         ctx->scratch_bytes += p->b_floats * sizeof(float);
     }
