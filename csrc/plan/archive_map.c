@@ -81,11 +81,13 @@ void ember_unmap_file(const uint8_t *data, size_t size) {
 #endif
 
 /* Whether [data, data + size) lies inside the archive's mapping. */
+#if defined(EMBER_MAPS_FILES)
 static int in_mapping(const ember_archive *archive, const void *data, size_t size) {
     const uintptr_t begin = (uintptr_t)data, map = (uintptr_t)archive->mapped;
     return archive->mapped != NULL && size > 0 && begin >= map &&
            size <= archive->mapped_size && begin - map <= archive->mapped_size - size;
 }
+#endif
 
 void ember_archive_release(const ember_archive *archive, const void *data, size_t size) {
 #if defined(EMBER_MAPS_FILES) && defined(MADV_DONTNEED)
