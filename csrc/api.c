@@ -259,7 +259,19 @@ EMBER_API ember_status ember_runnable_output(const ember_runnable *runnable, siz
 
 EMBER_API size_t ember_runnable_memory_bytes(const ember_runnable *runnable)
 {
-    return runnable ? ember_runnable_bytes(runnable) : 0;
+    size_t packed = 0, working = 0;
+    if (runnable != NULL)
+        ember_runnable_account(runnable, &packed, &working);
+    return packed + working;
+}
+
+EMBER_API ember_status ember_runnable_memory(const ember_runnable *runnable,
+                                             ember_memory *out_memory)
+{
+    if (runnable == NULL || out_memory == NULL)
+        return ember_error_set(EMBER_ERROR_ARGUMENT, "ember_runnable_memory: NULL argument");
+    ember_runnable_memory_report(runnable, out_memory);
+    return EMBER_OK;
 }
 
 EMBER_API ember_status ember_nnef_flatten_text(const char *text, size_t size,

@@ -149,12 +149,23 @@ EMBER_API const char *ember_last_error(void);
 EMBER_API size_t ember_datum_type_size(ember_datum_type dt);
 
 /* Load a plan from a path: a directory holding graph.nnef, a .tar, or a gzip'd tar.
+ * A .tar is mapped into memory and read in place, not copied: its weights are read from
+ * the file as they are first used, and the pages of the weights that preparing packs
+ * are given back to the system (see ember_runnable_memory). So the file must stay as
+ * it is while the model (or a runnable of it) lives: a file truncated under it makes the
+ * next read of a page past the new end fault (SIGBUS), and a file rewritten in place
+ * changes the weights the model sees. Replacing it (write a new file, rename it over
+ * the old one) is safe. Whoever cannot promise that reads the file and loads it with
+ * ember_model_load_buffer, which keeps its own copy. A gzip'd tar and a directory are
+ * read into memory. (Without mmap — a build with EMBER_NO_MMAP defined, or a system
+ * without it — a .tar is read into memory too.)
  * Errors: EMBER_ERROR_IO, _FORMAT, _UNSUPPORTED, _INVALID, _MEMORY.
  * On success *out_model is a new model, to be released with ember_model_free. */
 EMBER_API ember_status ember_model_load(const char *path, ember_model **out_model);
 
 /* Load a plan from memory: the bytes of a .tar or a gzip'd tar. The buffer is copied
- * when needed; the caller may free it after the call. Errors as ember_model_load. */
+ * (a .tar; a gzip'd tar is inflated), so the caller may free it after the call; the
+ * copy stays resident beside the weights preparing packs. Errors as ember_model_load. */
 EMBER_API ember_status ember_model_load_buffer(const void *data, size_t size,
                                                ember_model **out_model);
 
@@ -213,8 +224,35 @@ EMBER_API ember_status ember_runnable_run(ember_runnable *runnable, size_t n_inp
 EMBER_API ember_status ember_runnable_output(const ember_runnable *runnable, size_t index,
                                              ember_tensor *out_tensor);
 
-/* Bytes of working memory (activations arena and packed weights) held by the runnable. */
+/* Bytes of working memory held by the runnable: packed_bytes + arena_bytes of
+ * ember_runnable_memory. */
 EMBER_API size_t ember_runnable_memory_bytes(const ember_runnable *runnable);
+
+/* Where a runnable's memory goes. Its peak is about the resident constants +
+ * packed_bytes + arena_bytes; a program's peak resident size is the process's business
+ * (ember-run --memory prints it). */
+typedef struct ember_memory {
+    size_t constant_bytes;          /* the plan's constants (its tensor files' items), as
+                                       stored: the same for every runnable of a model */
+    size_t constant_resident_bytes; /* of those, in this process's memory now. A model
+                                       loaded by path from a .tar maps the file: its pages
+                                       are read when first used, and those of the weights
+                                       preparing packed for good (matmul's, the recurrent
+                                       ops') are given back, so this drops once runnables
+                                       are prepared. Counted page by page on
+                                       Linux; elsewhere, and for a plan read into memory
+                                       (a buffer, a .tgz, a directory), all of them */
+    size_t packed_bytes;            /* weights packed into this CPU's kernels' layouts */
+    size_t arena_bytes;             /* activations, scratch and per-instance prepared state
+                                       of every prepared binding; control-flow buffers */
+} ember_memory;
+
+/* Fill *out_memory. The constants are the model's (shared by its runnables); packed and
+ * arena bytes are this runnable's, for the bindings prepared so far (a symbolic plan
+ * prepares one at its first run with new symbol values). Like a run, not while the
+ * runnable runs on another thread. Errors: EMBER_ERROR_ARGUMENT for a NULL argument. */
+EMBER_API ember_status ember_runnable_memory(const ember_runnable *runnable,
+                                             ember_memory *out_memory);
 
 /* ---- streaming ----
  *

@@ -181,7 +181,19 @@ class Runnable:
 
     @property
     def memory_bytes(self):
+        """Bytes the runnable holds: memory()'s packed_bytes + arena_bytes."""
         return lib.ember_runnable_memory_bytes(self._handle)
+
+    def memory(self):
+        """Where the memory goes (ember_runnable_memory in ember.h), in bytes:
+        constant_bytes (the plan's weights as stored), constant_resident_bytes (of those,
+        in memory now: a .tar loaded by path is mapped, and the pages of the weights
+        preparing packed are given back), packed_bytes (weights in the kernels' layouts),
+        arena_bytes (activations, scratch and per-binding prepared state)."""
+        report = ffi.new("ember_memory *")
+        _check(lib.ember_runnable_memory(self._handle, report))
+        return {field: getattr(report, field) for field in
+                ("constant_bytes", "constant_resident_bytes", "packed_bytes", "arena_bytes")}
 
     def run(self, inputs):
         """Run on a list of numpy arrays (model order); returns a list of new arrays."""

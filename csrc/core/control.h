@@ -105,7 +105,10 @@ void ember_control_free(ember_control *control);
  * scan's buffers. */
 typedef struct ember_control_state ember_control_state;
 void ember_control_state_free(ember_control_state *state);
-size_t ember_control_state_bytes(const ember_control_state *state);
+/* Add what the state holds to *packed (its bodies' packed weights) and *working (their
+ * arenas and prepared states, the loop's and the scan's buffers). */
+void ember_control_state_account(const ember_control_state *state, size_t *packed,
+                                 size_t *working);
 
 /* Run the control op of stage `s` of the runnable's template: its operands are the
  * runnable's named tensors, its results become named ones, and the sizes it gave bind

@@ -53,22 +53,21 @@ void ember_control_state_free(ember_control_state *state)
     free(state);
 }
 
-size_t ember_control_state_bytes(const ember_control_state *state)
+void ember_control_state_account(const ember_control_state *state, size_t *packed,
+                                 size_t *working)
 {
     if (state == NULL)
-        return 0;
-    size_t total = 0;
+        return;
     for (int b = 0; b < 2; b++)
         if (state->bodies[b] != NULL && (b == 0 || state->bodies[1] != state->bodies[0]))
-            total += ember_runnable_bytes(state->bodies[b]);
+            ember_runnable_account(state->bodies[b], packed, working);
     for (int b = 0; b < 2; b++)
         for (size_t i = 0; state->carried[b] && state->carried[b][i].capacity; i++)
-            total += state->carried[b][i].capacity;
+            *working += state->carried[b][i].capacity;
     for (size_t i = 0; state->scans && state->scans[i].capacity; i++)
-        total += state->scans[i].capacity;
+        *working += state->scans[i].capacity;
     for (size_t i = 0; state->items && state->items[i].capacity; i++)
-        total += state->items[i].capacity;
-    return total;
+        *working += state->items[i].capacity;
 }
 
 static ember_status oom(void)

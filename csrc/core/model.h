@@ -120,6 +120,14 @@ void ember_model_destroy(ember_model *model);
 void ember_model_retain(const ember_model *model);
 void ember_model_release(const ember_model *model);
 
+/* An op has packed the `bytes` at `constant` (one of the model's constants) into its own
+ * layout and its run never reads them: the plan's pages under them may go back to the
+ * system (ember_archive_release: when the plan file is mapped; nothing otherwise). Any
+ * later reader (another op, another runnable packing again) still reads the same
+ * values, from the file. Thread-safe; the model is not changed. */
+void ember_model_release_constant(const ember_model *model, const void *constant,
+                                  size_t bytes);
+
 /* The body graph of archive entry `document` of `parent`'s plan (it borrows the archive:
  * the root model must outlive it). */
 ember_status ember_model_load_body(const ember_model *parent, const char *document,

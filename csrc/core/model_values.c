@@ -278,6 +278,14 @@ ember_status ember_build_variable(builder *b, int id, const ember_nnef_expr *cal
     return status;
 }
 
+/* The archive is the root's for every model (bodies and stages borrow it), so an op
+ * never needs to know which model's plan it reads. */
+void ember_model_release_constant(const ember_model *model, const void *constant,
+                                  size_t bytes)
+{
+    ember_archive_release(&model->archive, constant, bytes);
+}
+
 /* ---------------------------------------------------------------- literals */
 
 /* Shape of a nested array literal, from its first items; checked while filling. */

@@ -278,17 +278,27 @@ ember_status ember_runnable_get_output(const ember_runnable *runnable, size_t in
     return EMBER_OK;
 }
 
-size_t ember_runnable_bytes(const ember_runnable *runnable)
+static size_t instance_working_bytes(const ember_instance *instance)
 {
-    if (!runnable->model->symbolic)
-        return runnable->instance->arena_bytes + runnable->instance->packed_bytes +
-               runnable->packed.bytes;
-    size_t total = runnable->packed.bytes;
-    for (size_t s = 0; s < runnable->model->stage_plan->stage_count; s++)
-        total += ember_control_state_bytes(runnable->controls[s]);
+    return instance != NULL ? instance->arena_bytes + instance->packed_bytes : 0;
+}
+
+void ember_runnable_account(const ember_runnable *runnable, size_t *packed, size_t *working)
+{
+    *packed += runnable->packed.bytes;
+    *working += instance_working_bytes(runnable->instance);
     for (size_t i = 0; i < runnable->cache_size; i++)
-        if (runnable->cache[i].instance != NULL)
-            total += runnable->cache[i].instance->arena_bytes +
-                     runnable->cache[i].instance->packed_bytes;
-    return total;
+        *working += instance_working_bytes(runnable->cache[i].instance);
+    for (size_t s = 0; runnable->controls && s < runnable->model->stage_plan->stage_count; s++)
+        ember_control_state_account(runnable->controls[s], packed, working);
+}
+
+/* The model's constants are counted from its plan: every model a runnable builds (stages,
+ * bodies) reads the root's archive. */
+void ember_runnable_memory_report(const ember_runnable *runnable, ember_memory *out)
+{
+    memset(out, 0, sizeof *out);
+    ember_archive_dat_bytes(&runnable->model->archive, &out->constant_bytes,
+                            &out->constant_resident_bytes);
+    ember_runnable_account(runnable, &out->packed_bytes, &out->arena_bytes);
 }

@@ -66,8 +66,13 @@ ember_status ember_runnable_execute(ember_runnable *runnable, size_t n_inputs,
 /* Output `index` of the last run; EMBER_ERROR_ARGUMENT if there was none. */
 ember_status ember_runnable_get_output(const ember_runnable *runnable, size_t index,
                                        ember_tensor *out);
-/* Arena and packed weights of every prepared instance. */
-size_t ember_runnable_bytes(const ember_runnable *runnable);
+/* Add what the runnable holds to *packed (its store of packed weights, and its
+ * control-flow bodies') and *working (the arena and per-instance prepared state of
+ * every prepared instance, control-flow buffers). */
+void ember_runnable_account(const ember_runnable *runnable, size_t *packed,
+                            size_t *working);
+/* The report of ember_runnable_memory (include/ember.h). */
+void ember_runnable_memory_report(const ember_runnable *runnable, ember_memory *out);
 
 /* The binding of a template's symbols given by these inputs, or an error naming the
  * input and symbol that disagree ("input 1 'h' gives S=37, input 0 'x' gave S=100"). */

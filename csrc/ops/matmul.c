@@ -25,6 +25,8 @@
 
 /* Target size of a packed block of A rows. */
 #define A_BLOCK_BYTES (128 * 1024)
+/* Bytes of a constant B packed before their pages are given back (pack_b_releasing). */
+#define B_SLAB_BYTES (1024 * 1024)
 #define MAX_BATCH_RANK (EMBER_MAX_RANK - 2)
 
 typedef struct matmul_attributes {
@@ -135,6 +137,45 @@ static void pack_b_matrix(const matmul_prepared *p, const float *b, float *packe
         ember_f32_pack_b(p->kernel->nr, (size_t)p->k, (size_t)p->n, b, (size_t)p->n, 1, packed);
 }
 
+/* Pack constant matrix `b` a slab at a time in the order it is stored, giving each
+ * slab's pages back once packed (ember_model_release_constant): the raw weights and
+ * their packed form are never both whole in memory (VGG's first dense layer is 411 MB).
+ * The result is pack_b_matrix's, byte for byte. Slabs rely on the panel layout of
+ * kernels.h: panel t holds columns [t·nr, t·nr + nr) as k groups of nr floats, so rows
+ * [k0, k1) of a panel are its floats [k0·nr, k1·nr). Only whole pages are given back, so
+ * each release reaches back over the slab before: the page two slabs share goes too. */
+static void pack_b_releasing(const matmul_prepared *p, const ember_model *model,
+                             const float *b, float *packed)
+{
+    const size_t nr = p->kernel->nr, k = (size_t)p->k, n = (size_t)p->n;
+    const float *previous = b; /* the start of the slab before */
+    if (p->transpose_b) { /* stored [N, K]: a panel reads nr whole stored rows */
+        const size_t panel_bytes = nr * (k ? k : 1) * sizeof(float);
+        const size_t step = (B_SLAB_BYTES / panel_bytes ? B_SLAB_BYTES / panel_bytes : 1) * nr;
+        for (size_t j0 = 0; j0 < n; j0 += step) {
+            const size_t columns = n - j0 < step ? n - j0 : step;
+            ember_f32_pack_b(nr, k, columns, b + j0 * k, 1, k,
+                             packed + ember_f32_packed_b_floats(nr, k, j0));
+            ember_model_release_constant(model, previous, (size_t)(b + (j0 + columns) * k -
+                                                                   previous) * sizeof(float));
+            previous = b + j0 * k;
+        }
+        return;
+    }
+    /* stored [K, N]: every panel reads every stored row, so slabs are blocks of rows */
+    const size_t row_bytes = (n ? n : 1) * sizeof(float);
+    const size_t rows = B_SLAB_BYTES / row_bytes ? B_SLAB_BYTES / row_bytes : 1;
+    for (size_t k0 = 0; k0 < k; k0 += rows) {
+        const size_t block = k - k0 < rows ? k - k0 : rows;
+        for (size_t j0 = 0; j0 < n; j0 += nr)
+            ember_f32_pack_b(nr, block, n - j0 < nr ? n - j0 : nr, b + k0 * n + j0, n, 1,
+                             packed + j0 * k + k0 * nr);
+        ember_model_release_constant(model, previous, (size_t)(b + (k0 + block) * n -
+                                                               previous) * sizeof(float));
+        previous = b + k0 * n;
+    }
+}
+
 static void matmul_geometry(matmul_prepared *p, const ember_node *node, const ember_value *a,
                             const ember_value *b, const ember_value *y)
 {
@@ -226,6 +267,9 @@ static ember_status matmul_prepare(ember_prepare_context *ctx, void **out)
         for (int64_t i = 0; status == EMBER_OK && fresh && i < p->a_matrices; i++)
             pack_a_rows(p, (const float *)a->constant + i * p->m * p->k, 0, p->m,
                         p->packed_a + (size_t)i * p->a_floats);
+        if (status == EMBER_OK && fresh) /* the run reads packed_a only */
+            ember_model_release_constant(model, a->constant, (size_t)(p->a_matrices * p->m *
+                                                                      p->k) * sizeof(float));
     } else {
         ctx->scratch_bytes += ember_f32_packed_a_floats(mr, (size_t)p->row_block,
                                                         (size_t)p->k) * sizeof(float);
@@ -233,9 +277,10 @@ static ember_status matmul_prepare(ember_prepare_context *ctx, void **out)
     if (status == EMBER_OK && b->constant != NULL) {
         status = pack_constant(node, p, b->constant, 'B', p->b_matrices, p->b_floats,
                                &p->packed_b, &fresh, ctx);
+        /* the run reads packed_b only: B's pages go back as it is packed */
         for (int64_t i = 0; status == EMBER_OK && fresh && i < p->b_matrices; i++)
-            pack_b_matrix(p, (const float *)b->constant + i * p->k * p->n,
-                          p->packed_b + (size_t)i * p->b_floats);
+            pack_b_releasing(p, model, (const float *)b->constant + i * p->k * p->n,
+                             p->packed_b + (size_t)i * p->b_floats);
     } else if (status == EMBER_OK) {
         ctx->scratch_bytes += p->b_floats * sizeof(float);
     }

@@ -299,6 +299,10 @@ static ember_status packed_constant(ember_prepare_context *ctx, recurrent_prepar
         pack_w(p, variant, v->constant, a->directions, packed);
     else if (fresh)
         pack_r(p, variant, v->constant, a->directions, packed);
+    if (fresh) /* the run reads the packed form only (it packs a computed W or R) */
+        ember_model_release_constant(ctx->model, v->constant,
+                                     (size_t)ember_shape_count(v->shape, v->rank) *
+                                         sizeof(float));
     *out = packed;
     return EMBER_OK;
 }

@@ -3,8 +3,17 @@
  *
  * Whatever the container, the result is the same flat list of (name, bytes) entries,
  * names relative to the plan root with '/' separators. A tar in memory is read in
- * place (entries point into the caller's buffer, so weights are not copied); a gzip'd
- * tar is inflated once into owned memory; a directory is read into one owned buffer.
+ * place (entries point into the caller's buffer, so weights are not copied); a tar
+ * file is mapped and read in place too, or read into memory where it cannot be mapped
+ * (EMBER_NO_MMAP, or mmap failing); a gzip'd tar is inflated once into owned memory; a
+ * directory is read into one owned buffer (a limit: its weights stay resident beside
+ * their packed copies, as a .tgz's do).
+ *
+ * The limit of mapping (archive_map.c): the file must stay unchanged while the archive
+ * is open. A file truncated under the mapping faults (SIGBUS) when a page past its new
+ * end is touched, and one rewritten in place shows its new bytes. ember_model_load_buffer
+ * reads a copy, for callers who cannot promise that (include/ember.h says so at
+ * ember_model_load).
  *
  * The tar reader understands what Python's tarfile, GNU tar and bsdtar write: ustar
  * (with the 155-byte prefix field), GNU long names ('L') and pax extended headers
@@ -366,7 +375,8 @@ ember_status ember_archive_finish(ember_archive *out, entry_list *list, uint8_t 
         free(owned);
         return ember_error_set(EMBER_ERROR_MEMORY, "%s: out of memory", origin);
     }
-    *out = (ember_archive){list->entries, list->count, owned, origin_copy};
+    *out = (ember_archive){.entries = list->entries, .count = list->count, .owned = owned,
+                           .origin = origin_copy};
     return EMBER_OK;
 }
 
@@ -388,21 +398,51 @@ static ember_status archive_from_tar(const uint8_t *data, size_t size, uint8_t *
     return ember_archive_finish(out, &list, owned, origin);
 }
 
-/* Parse `data` as a tar or gzip'd tar (one level only: a gzip inside the gzip is not
- * a plan, and gzip quines exist). `owned` as for archive_from_tar. */
+static int is_gzip(const uint8_t *data, size_t size) {
+    return size >= 2 && data[0] == 0x1f && data[1] == 0x8b;
+}
+
+/* The tar inside gzip'd `data`, inflated into owned memory (one level only: a gzip
+ * inside the gzip is not a plan, and gzip quines exist). */
+static ember_status archive_from_gzip(const uint8_t *data, size_t size, const char *origin,
+                                      ember_archive *out) {
+    uint8_t *tar;
+    size_t tar_size;
+    size_t limit = size > SIZE_MAX / MAX_DEFLATE_RATIO ? SIZE_MAX : size * MAX_DEFLATE_RATIO;
+    ember_status status = ember_gunzip(data, size, limit, &tar, &tar_size);
+    if (status != EMBER_OK)
+        return ember_error_prefix(status, "%s", origin);
+    return archive_from_tar(tar, tar_size, tar, origin, out);
+}
+
+/* Parse `data` as a tar or gzip'd tar. `owned` as for archive_from_tar. */
 static ember_status archive_from_bytes(const uint8_t *data, size_t size, uint8_t *owned,
                                        const char *origin, ember_archive *out) {
-    if (size >= 2 && data[0] == 0x1f && data[1] == 0x8b) {
-        uint8_t *tar;
-        size_t tar_size;
-        size_t limit = size > SIZE_MAX / MAX_DEFLATE_RATIO ? SIZE_MAX : size * MAX_DEFLATE_RATIO;
-        ember_status status = ember_gunzip(data, size, limit, &tar, &tar_size);
+    if (is_gzip(data, size)) {
+        ember_status status = archive_from_gzip(data, size, origin, out);
         free(owned);
-        if (status != EMBER_OK)
-            return ember_error_prefix(status, "%s", origin);
-        return archive_from_tar(tar, tar_size, tar, origin, out);
+        return status;
     }
     return archive_from_tar(data, size, owned, origin, out);
+}
+
+/* Parse a mapped file: a tar in place (the archive keeps the mapping), a gzip'd tar
+ * inflated into memory (the mapping is dropped). */
+static ember_status archive_from_mapping(const uint8_t *data, size_t size, const char *origin,
+                                         ember_archive *out) {
+    if (is_gzip(data, size)) {
+        ember_status status = archive_from_gzip(data, size, origin, out);
+        ember_unmap_file(data, size);
+        return status;
+    }
+    ember_status status = archive_from_tar(data, size, NULL, origin, out);
+    if (status != EMBER_OK) {
+        ember_unmap_file(data, size);
+        return status;
+    }
+    out->mapped = data;
+    out->mapped_size = size;
+    return EMBER_OK;
 }
 
 ember_status ember_archive_open_buffer(const void *data, size_t size, ember_archive *out) {
@@ -451,7 +491,7 @@ ember_status ember_read_file(const char *path, size_t expected, uint8_t **out, s
     return EMBER_OK;
 }
 
-/* ---------------------------------------------------------------- directories */
+/* ---------------------------------------------------------------- paths */
 
 ember_status ember_archive_open_path(const char *path, ember_archive *out) {
     if (!path || !out)
@@ -464,6 +504,10 @@ ember_status ember_archive_open_path(const char *path, ember_archive *out) {
         return ember_archive_from_directory(path, out);
     if ((uintmax_t)info.st_size >= SIZE_MAX)
         return ember_error_set(EMBER_ERROR_IO, "%s: too large for this machine", path);
+    const uint8_t *mapped;
+    size_t mapped_size;
+    if (ember_map_file(path, &mapped, &mapped_size) == 0)
+        return archive_from_mapping(mapped, mapped_size, path, out);
     uint8_t *bytes;
     size_t size;
     ember_status status = ember_read_file(path, (size_t)info.st_size, &bytes, &size);
@@ -490,5 +534,6 @@ void ember_archive_close(ember_archive *archive) {
     free(archive->entries);
     free(archive->owned);
     free(archive->origin);
+    ember_unmap_file(archive->mapped, archive->mapped_size);
     memset(archive, 0, sizeof *archive);
 }

@@ -27,6 +27,10 @@ ember_status ember_read_file(const char *path, size_t expected, uint8_t **out,
 /* The archive of `list`, whose entries point into `owned` (kept, or freed on failure). */
 ember_status ember_archive_finish(ember_archive *out, entry_list *list, uint8_t *owned,
                                   const char *origin);
+/* Map a whole regular file read-only and private (archive_map.c); 0 on success, -1 when
+ * it cannot be mapped (then read it: ember_read_file reports why it cannot). */
+int ember_map_file(const char *path, const uint8_t **out, size_t *out_size);
+void ember_unmap_file(const uint8_t *data, size_t size);
 /* A plan directory (archive_dir.c). */
 ember_status ember_archive_from_directory(const char *path, ember_archive *out);
 

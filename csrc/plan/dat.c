@@ -20,7 +20,7 @@
 #endif
 
 enum {
-    DAT_HEADER_SIZE = 128,
+    DAT_HEADER_SIZE = EMBER_DAT_HEADER_SIZE,
     DAT_MAX_RANK = 8,
     /* item type codes of the NNEF spec */
     ITEM_FLOAT = 0,
@@ -227,4 +227,23 @@ void ember_dat_free(ember_dat *dat) {
     dat->owned = NULL;
     dat->data = NULL;
     dat->byte_size = 0;
+}
+
+/* Counted over the archive's entries rather than a model's constants: a symbolic plan
+ * reads its constants per binding, and every stage model of it shares one archive. */
+void ember_archive_dat_bytes(const ember_archive *archive, size_t *out_stored,
+                             size_t *out_resident) {
+    size_t stored = 0, resident = 0;
+    for (size_t i = 0; i < archive->count; i++) {
+        const ember_archive_entry *entry = &archive->entries[i];
+        const size_t length = strlen(entry->name);
+        if (length < 4 || strcmp(entry->name + length - 4, ".dat") != 0 ||
+            entry->size < DAT_HEADER_SIZE || ember_archive_find(archive, entry->name) != entry)
+            continue; /* not a tensor file, or one a later entry of that name replaces */
+        const size_t items = entry->size - DAT_HEADER_SIZE;
+        stored += items;
+        resident += ember_archive_resident_bytes(archive, entry->data + DAT_HEADER_SIZE, items);
+    }
+    *out_stored = stored;
+    *out_resident = resident;
 }

@@ -29,10 +29,15 @@ typedef struct ember_archive {
     size_t count;
     uint8_t *owned;      /* storage the entries point into (NULL when borrowing) */
     char *origin;        /* path or "<memory>", for error messages */
+    const uint8_t *mapped; /* a .tar opened by path, mapped read-only: the entries point
+                              into it (archive_map.c); NULL otherwise */
+    size_t mapped_size;
 } ember_archive;
 
 /* Open a directory (reads graph.nnef and every *.dat below it), a .tar, or a gzip'd
- * tar (detected by content, not by name). */
+ * tar (detected by content, not by name). A .tar is mapped and read in place where the
+ * system can map files (archive_map.c: the file must then stay unchanged while the
+ * archive is open), else read into memory; a gzip'd tar is inflated into memory. */
 ember_status ember_archive_open_path(const char *path, ember_archive *out);
 /* Open an in-memory .tar or gzip'd tar. A tar is read in place (entries point into
  * `data`, which must outlive the archive); a gzip'd tar is inflated into owned memory. */
@@ -40,6 +45,16 @@ ember_status ember_archive_open_buffer(const void *data, size_t size, ember_arch
 /* The entry with this exact name, or NULL. */
 const ember_archive_entry *ember_archive_find(const ember_archive *archive, const char *name);
 void ember_archive_close(ember_archive *archive);
+/* `size` bytes at `data` (an entry's, or part of one) will not be read again soon: when
+ * they lie in the archive's mapping, give the whole pages inside them back to the
+ * system (read again from the file if touched later: no value ever changes). Otherwise
+ * nothing. Thread-safe: the archive is not changed (archive_map.c). */
+void ember_archive_release(const ember_archive *archive, const void *data, size_t size);
+/* How many of the `size` bytes at `data` are in this process's memory now: a mapped
+ * range is measured page by page (Linux: /proc/self/pagemap); bytes read into memory,
+ * or where residency cannot be measured, count in full. */
+size_t ember_archive_resident_bytes(const ember_archive *archive, const void *data,
+                                    size_t size);
 
 /* Inflate a gzip member (RFC 1952) into a newly malloc'd buffer. The output is bounded
  * by `max_output` bytes (an error past it), so a hostile file cannot exhaust memory. */
@@ -47,6 +62,9 @@ ember_status ember_gunzip(const uint8_t *in, size_t in_size, size_t max_output,
                           uint8_t **out, size_t *out_size);
 
 /* ---------------------------------------------------------------- .dat tensors */
+
+/* Bytes before the items of a .dat file. */
+#define EMBER_DAT_HEADER_SIZE 128
 
 typedef struct ember_dat {
     ember_datum_type datum_type;
@@ -60,6 +78,10 @@ typedef struct ember_dat {
 /* Parse an NNEF tensor file; `name` is used in error messages. */
 ember_status ember_dat_parse(const uint8_t *bytes, size_t size, const char *name, ember_dat *out);
 void ember_dat_free(ember_dat *dat);
+/* The items of the archive's tensor files (every *.dat entry past its header), as
+ * stored, and how many of those bytes are in memory now (ember_archive_resident_bytes). */
+void ember_archive_dat_bytes(const ember_archive *archive, size_t *out_stored,
+                             size_t *out_resident);
 
 /* ---------------------------------------------------------------- NNEF AST */
 

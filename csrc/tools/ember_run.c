@@ -2,13 +2,15 @@
  * ember-run — run a plan from the command line, on a device, with no Python.
  *
  *   ember-run PLAN [-i X.npy]... [-o Y.npy]... [--bench N] [--profile N] [--print] [--stream]
+ *             [--memory]
  *   ember-run --version | --kernels | --help
  *
  * Inputs are given in model order; without -i every input is zeros of its fact. Each
  * -o writes the output of the same position. --bench N runs N times and reports load,
  * prepare and per-run median/min times. Otherwise each output's shape and first values
  * are printed (--print: every value). --stream runs a pulsed plan pulse by pulse over
- * whole signals given with -i (tools/stream_run.c).
+ * whole signals given with -i (tools/stream_run.c). --memory then prints where the
+ * runnable's memory goes (ember_runnable_memory) and the process's peak resident size.
  *
  * Uses the public API only (include/ember.h). Exit codes: 0 success, 1 failure (a
  * message on stderr), 2 bad usage.
@@ -18,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "ember.h"
@@ -40,12 +43,13 @@ typedef struct options {
     int print_all;
     int stream;
     long profile;
+    int memory;
 } options;
 
 static void usage(FILE *to)
 {
     fprintf(to, "usage: ember-run PLAN [-i X.npy]... [-o Y.npy]... [--bench N] [--print] "
-                "[--stream]\n"
+                "[--stream] [--memory]\n"
                 "       ember-run --version | --kernels | --help\n"
                 "  PLAN       a plan directory, .tar or .nnef.tgz (cook an ONNX model into "
                 "one first)\n"
@@ -55,6 +59,8 @@ static void usage(FILE *to)
                 "  --print    print every output value\n"
                 "  --stream   a pulsed plan, pulse by pulse: each -i is a whole signal\n"
                 "  --profile N  time every node over N runs: nodes by time, then per op\n"
+                "  --memory   then print the memory held (constants, packed weights, arena)\n"
+                "             and the process's peak resident size\n"
                 "  --version  print ember's version\n"
                 "  --kernels  print the kernels chosen for this CPU (EMBER_ISA forces an ISA)\n");
 }
@@ -92,6 +98,8 @@ static int parse_options(int argc, char **argv, options *o)
             }
         } else if (strcmp(arg, "--stream") == 0) {
             o->stream = 1;
+        } else if (strcmp(arg, "--memory") == 0) {
+            o->memory = 1;
         } else if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
             usage(stdout);
             exit(0);
@@ -273,6 +281,52 @@ static int write_and_print(const ember_model *model, const ember_runnable *run, 
     return 0;
 }
 
+static double megabytes(size_t bytes)
+{
+    return (double)bytes / 1e6;
+}
+
+/* The process's peak resident set size in bytes, or 0 when unknown. On Linux the peak of
+ * this program's own memory (VmHWM): getrusage's ru_maxrss also counts the high-water
+ * mark of the process that spawned it (exec keeps it), which from a large parent — a
+ * benchmark holding the model — hides ember-run's own. */
+static size_t peak_rss_bytes(void)
+{
+#if defined(__linux__)
+    FILE *status = fopen("/proc/self/status", "r");
+    char line[256];
+    unsigned long long kib = 0;
+    while (status != NULL && fgets(line, sizeof line, status) != NULL)
+        if (sscanf(line, "VmHWM: %llu kB", &kib) == 1)
+            break;
+    if (status != NULL)
+        fclose(status);
+    if (kib > 0)
+        return (size_t)kib * 1024;
+#endif
+    struct rusage usage;
+    if (getrusage(RUSAGE_SELF, &usage) != 0)
+        return 0;
+#if defined(__APPLE__)
+    return (size_t)usage.ru_maxrss; /* bytes there */
+#else
+    return (size_t)usage.ru_maxrss * 1024; /* KiB on Linux and the BSDs */
+#endif
+}
+
+/* Where the memory goes, then the peak: what the whole run (load, prepare, runs) cost. */
+static int print_memory(const ember_runnable *run)
+{
+    ember_memory m;
+    if (ember_runnable_memory(run, &m) != EMBER_OK)
+        return fail_ember("memory");
+    printf("memory: constants %.2f MB (resident %.2f MB), packed %.2f MB, arena %.2f MB\n",
+           megabytes(m.constant_bytes), megabytes(m.constant_resident_bytes),
+           megabytes(m.packed_bytes), megabytes(m.arena_bytes));
+    printf("peak RSS: %.2f MB\n", megabytes(peak_rss_bytes()));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     options o;
@@ -321,6 +375,8 @@ int main(int argc, char **argv)
     }
     if (status == 0 && !o.stream && o.profile == 0)
         status = write_and_print(model, run, &o);
+    if (status == 0 && o.memory)
+        status = print_memory(run);
     for (size_t i = 0; i < n_inputs && i < MAX_FILES; i++)
         npy_free(&arrays[i]);
     ember_runnable_free(run);

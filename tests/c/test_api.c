@@ -9,6 +9,13 @@
  * concatenated in output order. The plan is loaded from its path and from a buffer; both
  * must give the expected outputs. Error paths are exercised with bad arguments. Prints
  * "N passed, M failed"; exits 1 if anything failed.
+ *
+ *   test_api --memory PLAN.tar PLAN.tgz PLAN_DIR CONSTANT_BYTES
+ *
+ * The memory report (ember_runnable_memory) of one plan in three containers, whose
+ * constants (CONSTANT_BYTES of them) are almost all weights that preparing packs: a .tar
+ * by path is mapped and those pages are given back, a buffer, a .tgz and a directory
+ * are read into memory; every way gives bit-identical outputs.
  */
 #include <math.h>
 #include <stdio.h>
@@ -239,6 +246,147 @@ static void check_load_errors(void)
     CHECK(ember_model_load_buffer(garbage, 10, NULL) == EMBER_ERROR_ARGUMENT, "NULL out");
 }
 
+/* ---------------------------------------------------------------- memory */
+
+#define MAX_OUTPUT_FLOATS 65536
+
+/* Prepare a runnable of `model`, run it on a fixed input, copy every output into `out`
+ * (MAX_OUTPUT_FLOATS); the runnable in *out_run (NULL on failure). */
+static size_t prepare_and_run(const ember_model *model, ember_runnable **out_run, float *out,
+                              const char *how)
+{
+    ember_fact fact;
+    ember_tensor in, result;
+    *out_run = NULL;
+    if (ember_model_input_fact(model, 0, &fact) != EMBER_OK ||
+        ember_runnable_new(model, out_run) != EMBER_OK) {
+        CHECK(0, "%s: prepare: %s", how, ember_last_error());
+        return 0;
+    }
+    float *x = malloc(fact_count(&fact) * sizeof *x);
+    for (size_t i = 0; x != NULL && i < fact_count(&fact); i++)
+        x[i] = sinf((float)i);
+    in = (ember_tensor){fact.datum_type, fact.rank, {0}, x};
+    memcpy(in.shape, fact.shape, sizeof in.shape);
+    CHECK(x != NULL && ember_runnable_run(*out_run, 1, &in) == EMBER_OK, "%s: run: %s", how,
+          ember_last_error());
+    free(x);
+    size_t count = 0;
+    for (size_t o = 0; o < ember_model_output_count(model); o++) {
+        if (ember_runnable_output(*out_run, o, &result) != EMBER_OK)
+            break;
+        ember_model_output_fact(model, o, &fact);
+        const size_t n = fact_count(&fact);
+        if (count + n <= MAX_OUTPUT_FLOATS)
+            memcpy(out + count, result.data, n * sizeof(float));
+        count += n;
+    }
+    CHECK(count > 0 && count <= MAX_OUTPUT_FLOATS, "%s: %zu output values", how, count);
+    return count;
+}
+
+/* The report's fields, and how many constants it finds resident. */
+static size_t check_report(const ember_runnable *run, size_t constant_bytes, const char *how)
+{
+    ember_memory m;
+    memset(&m, 0xff, sizeof m);
+    CHECK(ember_runnable_memory(run, &m) == EMBER_OK, "%s: memory: %s", how, ember_last_error());
+    CHECK(m.constant_bytes == constant_bytes, "%s: constant_bytes %zu, the plan's weights "
+          "hold %zu", how, m.constant_bytes, constant_bytes);
+    CHECK(m.constant_resident_bytes <= m.constant_bytes, "%s: resident %zu of %zu", how,
+          m.constant_resident_bytes, m.constant_bytes);
+    /* a conv filter and a dense weight, packed: at least the dense weight */
+    CHECK(m.packed_bytes >= constant_bytes / 2, "%s: packed_bytes %zu", how, m.packed_bytes);
+    CHECK(m.arena_bytes > 0, "%s: arena_bytes 0", how);
+    CHECK(ember_runnable_memory_bytes(run) == m.packed_bytes + m.arena_bytes,
+          "%s: memory_bytes %zu is not packed + arena (%zu + %zu)", how,
+          ember_runnable_memory_bytes(run), m.packed_bytes, m.arena_bytes);
+    return m.constant_resident_bytes;
+}
+
+/* Load `path`, run, compare with `reference`; how many constant bytes are resident
+ * after preparing. */
+static size_t check_container(const char *path, size_t constant_bytes, const float *reference,
+                              size_t count, const char *how)
+{
+    static float got[MAX_OUTPUT_FLOATS];
+    ember_model *model = NULL;
+    ember_runnable *run = NULL;
+    CHECK(ember_model_load(path, &model) == EMBER_OK, "%s: load: %s", how, ember_last_error());
+    if (model == NULL)
+        return 0;
+    size_t resident = 0;
+    if (prepare_and_run(model, &run, got, how) == count && run != NULL) {
+        CHECK(memcmp(got, reference, count * sizeof *got) == 0, "%s: outputs differ from "
+              "the buffer's", how);
+        resident = check_report(run, constant_bytes, how);
+    }
+    ember_runnable_free(run);
+    ember_model_free(model);
+    return resident;
+}
+
+/* A .tar by path: the weights' pages go back once packed — even for a second runnable,
+ * whose packing reads them again from the file — and the values never change. */
+static void check_mapped_tar(const char *path, size_t constant_bytes, const float *reference,
+                             size_t count)
+{
+    static float got[MAX_OUTPUT_FLOATS];
+    ember_model *model = NULL;
+    ember_runnable *runs[2] = {NULL, NULL};
+    CHECK(ember_model_load(path, &model) == EMBER_OK, "tar: load: %s", ember_last_error());
+    for (int r = 0; model != NULL && r < 2; r++) {
+        if (prepare_and_run(model, &runs[r], got, "tar by path") != count || !runs[r])
+            continue;
+        CHECK(memcmp(got, reference, count * sizeof *got) == 0,
+              "tar by path, runnable %d: outputs differ from the buffer's", r + 1);
+        const size_t resident = check_report(runs[r], constant_bytes, "tar by path");
+        /* packing touched every page of the weights: without giving them back, all of
+         * them would be resident */
+        CHECK(resident < constant_bytes / 8, "tar by path, runnable %d: %zu of %zu constant "
+              "bytes still resident after packing", r + 1, resident, constant_bytes);
+    }
+    CHECK(ember_runnable_memory(runs[0], NULL) == EMBER_ERROR_ARGUMENT, "NULL report");
+    ember_memory m;
+    CHECK(ember_runnable_memory(NULL, &m) == EMBER_ERROR_ARGUMENT, "NULL runnable");
+    ember_runnable_free(runs[0]);
+    ember_runnable_free(runs[1]);
+    ember_model_free(model);
+}
+
+static int memory_main(int argc, char **argv)
+{
+    static float reference[MAX_OUTPUT_FLOATS];
+    if (argc != 6) {
+        fprintf(stderr, "usage: test_api --memory PLAN.tar PLAN.tgz PLAN_DIR CONSTANT_BYTES\n");
+        return 2;
+    }
+    const size_t constant_bytes = (size_t)strtoull(argv[5], NULL, 10);
+    size_t size = 0, count = 0;
+    void *bytes = read_file(argv[2], &size);
+    ember_model *model = NULL;
+    ember_runnable *run = NULL;
+    CHECK(bytes != NULL && ember_model_load_buffer(bytes, size, &model) == EMBER_OK,
+          "buffer: load: %s", ember_last_error());
+    if (model != NULL)
+        count = prepare_and_run(model, &run, reference, "buffer");
+    if (run != NULL)
+        CHECK(check_report(run, constant_bytes, "buffer") == constant_bytes,
+              "buffer: the copy is resident, all of it");
+    ember_runnable_free(run);
+    ember_model_free(model);
+    if (count > 0) {
+        check_mapped_tar(argv[2], constant_bytes, reference, count);
+        CHECK(check_container(argv[3], constant_bytes, reference, count, "tgz") ==
+              constant_bytes, "tgz: inflated into memory, all resident");
+        CHECK(check_container(argv[4], constant_bytes, reference, count, "directory") ==
+              constant_bytes, "directory: read into memory, all resident");
+    }
+    free(bytes);
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
+
 static int parse_expectations(int argc, char **argv, expectations *e)
 {
     int i = 2;
@@ -256,6 +404,8 @@ static int parse_expectations(int argc, char **argv, expectations *e)
 int main(int argc, char **argv)
 {
     expectations e = {0};
+    if (argc > 1 && strcmp(argv[1], "--memory") == 0)
+        return memory_main(argc, argv);
     if (argc < 3 || parse_expectations(argc, argv, &e) != 0) {
         fprintf(stderr, "usage: test_api PLAN.tar X0 X1 ... -- Y0 Y1 ...\n");
         return 2;

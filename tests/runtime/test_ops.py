@@ -342,6 +342,17 @@ def test_matmul(a_shape, b_shape, ta, tb, constant):
                    f"transposeB = {str(tb).lower()});"], expected, variables)
 
 
+@pytest.mark.parametrize("tb", [False, True])
+def test_matmul_constant_b_packed_in_slabs(tb):
+    """A constant B past matmul's 1 MB packing slab (blocks of rows of a [K, N] B, of
+    panels of a transposed one; N not a multiple of any nr), one matrix and two."""
+    a, b = rand(2, 3, 700), rand(2, 700, 1003)
+    for a_used, b_used in ((a[0], b[0]), (a, b)):
+        stored = np.swapaxes(b_used, -1, -2).copy() if tb else b_used
+        check({"a": a_used}, [f"y = matmul(a, b, transposeB = {str(tb).lower()});"],
+              np.matmul(a_used, b_used), {"b": stored})
+
+
 def test_matmul_add_clamp_fused():
     a, w, bias = rand(2, 7, 33), rand(33, 10), rand(10)
     expected = np.clip(a @ w + bias, -0.3, 0.4)

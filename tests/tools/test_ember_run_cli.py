@@ -1,6 +1,6 @@
-"""ember-run as a careless user meets it: --version, --help, --kernels; an EMBER_ISA that
-names no ISA (or one the CPU lacks) is an error naming the usable ones; an .onnx file
-says to cook it first; more -o files than outputs is refused before running; a directory
+"""ember-run as a careless user meets it: --version, --help, --kernels, --memory; an
+EMBER_ISA that names no ISA (or one the CPU lacks) is an error naming the usable ones; an
+.onnx file says to cook it first; more -o files than outputs is refused before running; a directory
 that is not a plan (/tmp given by mistake) is refused before it is walked, and a plan
 directory is read without following links out of it. Also the library's symbol
 hygiene: every global symbol of libember.a starts with ember_, and libember.so exports
@@ -42,7 +42,8 @@ def test_version_help_and_kernels():
     assert run("--version").stdout.strip() == f"ember-run {ember.version()}"
     help_text = run("--help")
     assert help_text.returncode == 0
-    for flag in ("-i X.npy", "-o Y.npy", "--bench", "--stream", "--kernels", "--version"):
+    for flag in ("-i X.npy", "-o Y.npy", "--bench", "--stream", "--memory", "--kernels",
+                 "--version"):
         assert flag in help_text.stdout
     kernels = run("--kernels").stdout.splitlines()
     assert [line.split()[0] for line in kernels] == [
@@ -66,6 +67,27 @@ def test_a_bad_ember_isa_is_an_error(plan_dir, value, message):
         finally:
             os.environ.pop("EMBER_ISA") if old is None else os.environ.update(EMBER_ISA=old)
     assert run(plan_dir, env={"EMBER_ISA": "scalar"}).returncode == 0
+
+
+def test_memory_prints_the_report_and_the_peak(plan_dir):
+    """--memory: the constants are the plan's .dat items (a directory is read into memory:
+    all resident), packed weights and arena are there, and the peak RSS is the process's
+    (at least the memory the runnable holds)."""
+    import re
+    result = run(plan_dir, "--memory", "--bench", "2")
+    assert result.returncode == 0, result.stderr
+    report = re.search(r"^memory: constants ([\d.]+) MB \(resident ([\d.]+) MB\), "
+                       r"packed ([\d.]+) MB, arena ([\d.]+) MB$", result.stdout, re.M)
+    peak = re.search(r"^peak RSS: ([\d.]+) MB$", result.stdout, re.M)
+    assert report and peak, result.stdout
+    constants, resident, packed, arena = map(float, report.groups())
+    items = sum(os.path.getsize(os.path.join(folder, name)) - 128
+                for folder, _, names in os.walk(plan_dir) for name in names
+                if name.endswith(".dat"))
+    assert constants == round(items / 1e6, 2) and resident == constants
+    assert packed > 0 and arena > 0
+    assert float(peak.group(1)) >= packed + arena
+    assert "run: median" in result.stdout      # with --bench: its report, then this one
 
 
 def test_an_onnx_file_says_cook_it_first():
