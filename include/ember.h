@@ -237,8 +237,8 @@ typedef struct ember_memory {
     size_t constant_resident_bytes; /* of those, in this process's memory now. A model
                                        loaded by path from a .tar maps the file: its pages
                                        are read when first used, and those of the weights
-                                       preparing packed for good (matmul's, the recurrent
-                                       ops') are given back, so this drops once runnables
+                                       preparing packed for good (conv's, matmul's, the
+                                       recurrent ops') are given back, so this drops once runnables
                                        are prepared. Counted page by page on
                                        Linux; elsewhere, and for a plan read into memory
                                        (a buffer, a .tgz, a directory), all of them */

@@ -389,6 +389,10 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
             pack_filter_as_b(p, w->constant, p->packed_filter);
         else if (fresh)
             pack_filter(p, w->constant, p->packed_filter);
+        if (fresh) /* every run reads packed_filter only: the plan's pages go back */
+            ember_model_release_constant(model, w->constant,
+                                         (size_t)ember_shape_count(w->shape, w->rank) *
+                                             sizeof(float));
     } else { /* packed per run, after the im2col block or the implicit band */
         p->filter_scratch_offset = (ctx->scratch_bytes + 63) / 64 * 64;
         ctx->scratch_bytes = p->filter_scratch_offset + filter_bytes;

@@ -30,6 +30,8 @@
 #define BAND_BYTES (384 * 1024)
 /* The kh − 1 rows each band repeats stay under a quarter of its rows. */
 #define MIN_BAND_OVERLAP_SHARE 4
+/* The wide output of a band (the GEMM's C before its rows are copied out). */
+#define WIDE_BYTES (512 * 1024)
 /* Strides past this (phase planes per channel: stride²) take the im2col path. */
 #define MAX_STRIDE 4
 
@@ -81,11 +83,14 @@ static void used_phases(conv_prepared *p)
                           kw * p->dilation[1] % p->stride[1]] = 1;
 }
 
-/* Output rows per band: the band's input near BAND_BYTES, its repeated rows a minority. */
+/* Output rows per band: the band's input near BAND_BYTES and its wide output near
+ * WIDE_BYTES (both are arena scratch), the rows it repeats a minority. */
 static int64_t band_rows(const conv_prepared *p, int64_t width)
 {
     const int64_t phases = p->stride[0] * p->stride[1], extra = reach(p, 0);
     int64_t rows = BAND_BYTES / (int64_t)sizeof(float) / (p->group_in * phases * width) - extra;
+    const int64_t wide_rows = WIDE_BYTES / (int64_t)sizeof(float) / (p->group_out * width);
+    rows = rows < wide_rows ? rows : wide_rows;
     if (rows < MIN_BAND_OVERLAP_SHARE * extra)
         rows = MIN_BAND_OVERLAP_SHARE * extra;
     return rows < 1 ? 1 : rows > p->out_dims[0] ? p->out_dims[0] : rows;
