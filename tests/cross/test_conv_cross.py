@@ -4,7 +4,7 @@ model picks it) at strides 1 to 4, with dilation, groups, several bands and batc
 im2col path beside it (more channels, stride 5); the transposed GEMM of few output pixels
 (on armv7's 4×8 tiles from 197 output channels at 7×7); and some of them with a skip
 connection (add, relu) fused into the conv. The host's results are checked against a
-direct reference by tests/runtime/test_ops.py::test_conv and test_fusion.py."""
+direct reference by tests/runtime/test_ops_conv.py and test_fusion.py."""
 import os
 
 import numpy as np

@@ -10,6 +10,7 @@ import pytest
 import ember.runtime as rt
 from test_ops import check, rand, ref_conv, write_plan
 
+
 # path: (x shape, filter shape, padding, stride) — which conv.c path runs it on x86 AVX2
 PATHS = {
     "implicit": ((1, 8, 20, 20), (16, 8, 3, 3), 1, 1),

@@ -113,6 +113,40 @@ def nnef_padding(pads):
     return "[" + ", ".join(f"({a}, {b})" for a, b in pads) + "]"
 
 
+def ref_conv(x, w, b, pads, stride, dilation, groups):
+    """Direct N-d convolution: one shifted, strided slice of the padded input per tap."""
+    spatial = x.ndim - 2
+    xp = np.pad(x.astype(np.float64), [(0, 0), (0, 0)] + list(pads))
+    k = w.shape[2:]
+    out = [(xp.shape[2 + d] - ((k[d] - 1) * dilation[d] + 1)) // stride[d] + 1
+           for d in range(spatial)]
+    n, c = x.shape[:2]
+    o = w.shape[0]
+    y = np.zeros((n, o, *out))
+    cg, og = c // groups, o // groups
+    for tap in itertools.product(*[range(e) for e in k]):
+        window = tuple(slice(tap[d] * dilation[d],
+                             tap[d] * dilation[d] + (out[d] - 1) * stride[d] + 1, stride[d])
+                       for d in range(spatial))
+        xs = xp[(slice(None), slice(None)) + window]
+        for g in range(groups):
+            wg = w[g * og:(g + 1) * og, :, *tap].astype(np.float64)
+            y[:, g * og:(g + 1) * og] += np.einsum("oc,nc...->no...", wg,
+                                                   xs[:, g * cg:(g + 1) * cg])
+    b = np.asarray(b, np.float64).reshape(-1)
+    y += b.reshape((1, -1) + (1,) * spatial) if b.size > 1 else b[0]
+    return y.astype(np.float32)
+
+
+def same_padding(size, k, stride, dilation):
+    pads = []
+    for d in range(len(size)):
+        out = -(-size[d] // stride[d])
+        total = max(0, (out - 1) * stride[d] + (k[d] - 1) * dilation[d] + 1 - size[d])
+        pads.append((total // 2, total - total // 2))
+    return pads
+
+
 # ---------------------------------------------------------------- elementwise
 
 BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
@@ -169,152 +203,6 @@ def test_clamp_scalar_and_tensor_bounds():
     check({"x": x}, ["y = clamp(x, -0.5, 0.75);"], np.clip(x, -0.5, 0.75))
     check({"x": x, "lo": lo, "hi": hi}, ["y = clamp(x, lo, hi);"],
           np.minimum(np.maximum(x, lo), hi))
-
-
-# ---------------------------------------------------------------- conv
-
-def ref_conv(x, w, b, pads, stride, dilation, groups):
-    """Direct N-d convolution: one shifted, strided slice of the padded input per tap."""
-    spatial = x.ndim - 2
-    xp = np.pad(x.astype(np.float64), [(0, 0), (0, 0)] + list(pads))
-    k = w.shape[2:]
-    out = [(xp.shape[2 + d] - ((k[d] - 1) * dilation[d] + 1)) // stride[d] + 1
-           for d in range(spatial)]
-    n, c = x.shape[:2]
-    o = w.shape[0]
-    y = np.zeros((n, o, *out))
-    cg, og = c // groups, o // groups
-    for tap in itertools.product(*[range(e) for e in k]):
-        window = tuple(slice(tap[d] * dilation[d],
-                             tap[d] * dilation[d] + (out[d] - 1) * stride[d] + 1, stride[d])
-                       for d in range(spatial))
-        xs = xp[(slice(None), slice(None)) + window]
-        for g in range(groups):
-            wg = w[g * og:(g + 1) * og, :, *tap].astype(np.float64)
-            y[:, g * og:(g + 1) * og] += np.einsum("oc,nc...->no...", wg,
-                                                   xs[:, g * cg:(g + 1) * cg])
-    b = np.asarray(b, np.float64).reshape(-1)
-    y += b.reshape((1, -1) + (1,) * spatial) if b.size > 1 else b[0]
-    return y.astype(np.float32)
-
-
-def same_padding(size, k, stride, dilation):
-    pads = []
-    for d in range(len(size)):
-        out = -(-size[d] // stride[d])
-        total = max(0, (out - 1) * stride[d] + (k[d] - 1) * dilation[d] + 1 - size[d])
-        pads.append((total // 2, total - total // 2))
-    return pads
-
-
-CONV_CASES = {
-    # name: (x shape, filter shape, groups, padding or None for auto, stride, dilation)
-    "plain-3x3": ((1, 3, 11, 13), (5, 3, 3, 3), 1, [(1, 1), (1, 1)], [1, 1], [1, 1]),
-    "stride2-asym-pad": ((2, 4, 14, 9), (7, 4, 3, 2), 1, [(0, 2), (1, 0)], [2, 2], [1, 1]),
-    "dilation": ((1, 3, 15, 12), (6, 3, 3, 3), 1, [(2, 2), (2, 2)], [1, 1], [2, 2]),
-    "groups": ((1, 6, 9, 10), (9, 2, 3, 3), 3, [(1, 1), (1, 1)], [1, 2], [1, 1]),
-    "depthwise": ((1, 7, 12, 11), (7, 1, 3, 3), 0, [(1, 1), (1, 1)], [2, 2], [1, 1]),
-    "depthwise-multiplier": ((1, 4, 8, 8), (8, 1, 5, 5), 4, [(2, 2), (2, 2)], [1, 1], [1, 1]),
-    "depthwise-1d-dilated": ((2, 5, 23), (5, 1, 3), 0, [(2, 1)], [2], [2]),
-    "depthwise-3d": ((1, 3, 5, 6, 7), (6, 1, 2, 3, 3), 3, [(1, 0), (1, 1), (0, 2)], [1, 1, 2],
-                     [1, 2, 1]),
-    "depthwise-huge-pad": ((1, 2, 3, 4), (2, 1, 3, 3), 0, [(4, 5), (6, 3)], [2, 3], [1, 1]),
-    "depthwise-3x3-s1-wide": ((1, 3, 6, 37), (3, 1, 3, 3), 0, [(1, 1), (1, 1)], [1, 1], [1, 1]),
-    "depthwise-3x3-s2-wide": ((1, 2, 7, 40), (4, 1, 3, 3), 2, [(0, 1), (1, 0)], [2, 2], [1, 1]),
-    "depthwise-3x3-tiny-pad": ((1, 2, 2, 2), (2, 1, 3, 3), 0, [(2, 2), (2, 2)], [1, 1], [1, 1]),
-    "pointwise": ((2, 19, 7, 9), (23, 19, 1, 1), 1, [(0, 0), (0, 0)], [1, 1], [1, 1]),
-    "pointwise-stride2": ((1, 5, 9, 9), (3, 5, 1, 1), 1, [(0, 0), (0, 0)], [2, 2], [1, 1]),
-    "auto-same-stride2": ((1, 3, 13, 10), (4, 3, 3, 3), 1, None, [2, 2], [1, 1]),
-    "auto-same-even-kernel": ((1, 2, 7, 7), (3, 2, 4, 2), 1, None, [1, 1], [1, 1]),
-    "conv1d": ((2, 3, 29), (5, 3, 4), 1, [(2, 1)], [3], [1]),
-    "conv3d": ((1, 2, 5, 6, 7), (3, 2, 2, 3, 2), 1, [(1, 0), (1, 1), (0, 1)], [1, 2, 1],
-               [1, 1, 2]),
-    "big-not-tile-multiple": ((1, 17, 31, 29), (37, 17, 3, 3), 1, [(1, 1), (1, 1)], [1, 1],
-                              [1, 1]),
-    "many-pixels": ((1, 3, 96, 90), (8, 3, 5, 5), 1, [(2, 2), (2, 2)], [1, 1], [1, 1]),
-    # 2-d convs through pack_im2col_2d: borders wider than the kernel, strides, dilations
-    "2d-huge-pad-strided-dilated": ((2, 3, 4, 5), (4, 3, 3, 2), 1, [(4, 3), (2, 5)], [2, 1],
-                                    [1, 2]),
-    "2d-deep-one-panel-blocks": ((1, 130, 9, 7), (5, 130, 3, 3), 1, [(1, 1), (1, 1)], [1, 1],
-                                 [1, 1]),
-    # the implicit GEMM (conv_implicit.c): several bands, stride phases, and the im2col
-    # path beyond it (past 256 output channels, stride 5)
-    "implicit-bands": ((1, 8, 40, 700), (8, 8, 3, 3), 1, [(1, 1), (1, 1)], [1, 1], [1, 1]),
-    "implicit-stride2-dilated-bands": ((2, 6, 70, 400), (6, 6, 5, 3), 1, [(2, 1), (0, 3)],
-                                       [2, 2], [2, 1]),
-    "implicit-stride4-11x11": ((1, 3, 47, 45), (5, 3, 11, 11), 1, [(2, 2), (2, 2)], [4, 4],
-                               [1, 1]),
-    "implicit-stride3x2-grouped": ((1, 12, 31, 29), (10, 6, 3, 3), 2, [(1, 1), (1, 1)],
-                                   [3, 2], [1, 1]),
-    "im2col-many-outputs": ((1, 8, 9, 9), (260, 8, 3, 3), 1, [(1, 1), (1, 1)], [1, 1], [1, 1]),
-    "im2col-stride5": ((1, 3, 23, 21), (4, 3, 3, 3), 1, [(1, 1), (1, 1)], [5, 5], [1, 1]),
-    # few output pixels (conv_few_pixels.c): pixels as the GEMM's rows
-    "few-pixels-3x3": ((1, 20, 7, 7), (96, 20, 3, 3), 1, [(1, 1), (1, 1)], [1, 1], [1, 1]),
-    "few-pixels-pointwise-batch2": ((2, 30, 7, 7), (100, 30, 1, 1), 1, [(0, 0), (0, 0)],
-                                    [1, 1], [1, 1]),
-    "few-pixels-grouped": ((1, 16, 7, 7), (192, 8, 3, 3), 2, [(1, 1), (1, 1)], [1, 1], [1, 1]),
-    "few-pixels-strided": ((1, 8, 13, 13), (90, 8, 3, 3), 1, [(1, 1), (1, 1)], [2, 2], [1, 1]),
-    # one output pixel: the transposed GEMM of conv.c's one_pixel
-    "one-pixel-2d-padded": ((2, 5, 3, 3), (7, 5, 3, 3), 1, [(1, 0), (0, 1)], [2, 2], [1, 1]),
-    "one-pixel-grouped-dilated": ((1, 6, 6), (10, 3, 3), 2, [(1, 0)], [1], [3]),
-    "one-pixel-channels-past-a-panel": ((1, 40, 3), (70, 40, 3), 1, [(0, 0)], [1], [1]),
-}
-
-
-@pytest.mark.parametrize("case", sorted(CONV_CASES))
-@pytest.mark.parametrize("bias", ["vector", "scalar", "row", "none"])
-def test_conv(case, bias):
-    xs, ws, groups, pads, stride, dilation = CONV_CASES[case]
-    x, w = rand(*xs), rand(*ws)
-    o = ws[0]
-    real_groups = groups or xs[1]
-    b = {"vector": rand(o), "scalar": rand(1), "row": rand(1, o), "none": np.zeros(1, np.float32)}[bias]
-    explicit = pads if pads is not None else same_padding(xs[2:], ws[2:], stride, dilation)
-    expected = ref_conv(x, w, b, explicit, stride, dilation, real_groups)
-    variables = {"w": w} if bias == "none" else {"w": w, "b": b}
-    padding = nnef_list([]) if pads is None else nnef_padding(pads)
-    bias_arg = "" if bias == "none" else ", b"
-    check({"x": x},
-          [f"y = conv(x, w{bias_arg}, border = 'constant', padding = {padding}, "
-           f"stride = {nnef_list(stride)}, dilation = {nnef_list(dilation)}, groups = {groups});"],
-          expected, variables)
-
-
-def test_conv_with_computed_filter_and_bias():
-    x, w, b = rand(1, 4, 9, 8), rand(6, 4, 3, 3), rand(6)
-    expected = ref_conv(x, w, b, [(1, 1), (1, 1)], [1, 1], [1, 1], 1)
-    check({"x": x, "w": w, "b": b}, ["y = conv(x, w, b, padding = [(1, 1), (1, 1)]);"], expected)
-
-
-def test_conv_relu_fused():
-    x, w, b = rand(1, 5, 10, 11), rand(8, 5, 3, 3), rand(8)
-    conv = ref_conv(x, w, b, [(1, 1), (1, 1)], [1, 1], [1, 1], 1)
-    check({"x": x}, ["c = conv(x, w, b, padding = [(1, 1), (1, 1)]);", "y = relu(c);"],
-          np.maximum(conv, 0), {"w": w, "b": b})
-
-
-def test_conv_add_max_fused_tract_style():
-    # tract writes the bias as a separate add and relu as max(x, 0.0).
-    x, w, b = rand(2, 3, 9, 9), rand(6, 3, 3, 3), rand(1, 6, 1, 1)
-    conv = ref_conv(x, w, np.zeros(1), [(0, 0), (0, 0)], [1, 1], [1, 1], 1)
-    check({"x": x}, ["c = conv(x, w, 0.0, padding = [(0, 0), (0, 0)]);", "d = add(b, c);",
-                     "y = max(d, 0.0);"], np.maximum(conv + b, 0), {"w": w, "b": b})
-
-
-def test_fusion_stops_at_shared_value():
-    # c feeds both relu and the output sum: its unclamped bytes must survive.
-    x, w = rand(1, 3, 6, 6), rand(4, 3, 1, 1)
-    conv = ref_conv(x, w, np.zeros(1), [(0, 0), (0, 0)], [1, 1], [1, 1], 1)
-    check({"x": x}, ["c = conv(x, w);", "r = relu(c);", "y = add(r, c);"],
-          np.maximum(conv, 0) + conv, {"w": w})
-
-
-def test_fused_values_as_graph_outputs():
-    x, w = rand(1, 3, 6, 6), rand(4, 3, 1, 1)
-    conv = ref_conv(x, w, np.zeros(1), [(0, 0), (0, 0)], [1, 1], [1, 1], 1)
-    outs = run({"x": x}, ["c = conv(x, w);", "y = relu(c);"], ("c", "y"), {"w": w})
-    np.testing.assert_allclose(outs[0], conv, rtol=RTOL, atol=ATOL)
-    np.testing.assert_allclose(outs[1], np.maximum(conv, 0), rtol=RTOL, atol=ATOL)
 
 
 # ---------------------------------------------------------------- matmul
