@@ -62,80 +62,51 @@ static inline void store_row(float32x4_t lo, float32x4_t hi, float *c, size_t n,
 #define ACCUMULATORS                                                                         \
     float32x4_t *c00, float32x4_t *c01, float32x4_t *c10, float32x4_t *c11,                 \
         float32x4_t *c20, float32x4_t *c21, float32x4_t *c30, float32x4_t *c31
+#define ACCUMULATOR_OPERANDS                                                                 \
+    [c00] "+w"(*c00), [c01] "+w"(*c01), [c10] "+w"(*c10), [c11] "+w"(*c11),                 \
+        [c20] "+w"(*c20), [c21] "+w"(*c21), [c30] "+w"(*c30), [c31] "+w"(*c31)
 #define CLOBBERED "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d24", "d25", "d26", "d27"
+
+/* One k step's 8 multiply-adds: A's 4 values in D0 (rows 0-1) and D1 (rows 2-3), the B
+ * row in Q0 (columns 0-3) and Q1 (columns 4-7). Arguments are register names. */
+#define VMLA_STEP(D0, D1, Q0, Q1)                                                            \
+    "vmla.f32 %q[c00], " Q0 ", " D0 "[0]\n" "vmla.f32 %q[c01], " Q1 ", " D0 "[0]\n"          \
+    "vmla.f32 %q[c10], " Q0 ", " D0 "[1]\n" "vmla.f32 %q[c11], " Q1 ", " D0 "[1]\n"          \
+    "vmla.f32 %q[c20], " Q0 ", " D1 "[0]\n" "vmla.f32 %q[c21], " Q1 ", " D1 "[0]\n"          \
+    "vmla.f32 %q[c30], " Q0 ", " D1 "[1]\n" "vmla.f32 %q[c31], " Q1 ", " D1 "[1]\n"
+/* Load set 0: A in d0-d1, B in q1-q2; set 1: A in d6-d7, B in q12-q13. */
+#define PACKED_STEP_0                                                                        \
+    "vld1.32 {d0-d1}, [%[a]]!\n" "vld1.32 {d2-d5}, [%[b]]!\n" VMLA_STEP("d0", "d1", "q1", "q2")
+#define PACKED_STEP_1                                                                        \
+    "vld1.32 {d6-d7}, [%[a]]!\n" "vld1.32 {d24-d27}, [%[b]]!\n"                              \
+    VMLA_STEP("d6", "d7", "q12", "q13")
+/* In place: B's row at b + offsets[p], through r12. */
+#define INDIRECT_STEP(A, B, D0, D1, Q0, Q1)                                                  \
+    "ldr r12, [%[offsets]], #4\n"                                                            \
+    "vld1.32 {" A "}, [%[a]]!\n"                                                             \
+    "add r12, %[b], r12, lsl #2\n"                                                           \
+    "vld1.32 {" B "}, [r12]\n" VMLA_STEP(D0, D1, Q0, Q1)
+#define INDIRECT_STEP_0 INDIRECT_STEP("d0-d1", "d2-d5", "d0", "d1", "q1", "q2")
+#define INDIRECT_STEP_1 INDIRECT_STEP("d6-d7", "d24-d27", "d6", "d7", "q12", "q13")
 
 static ALWAYS_INLINE void accumulate_packed(size_t k, const float *a, const float *b,
                                             ACCUMULATORS)
 {
     size_t quads = k / 4, rest = k % 4;
     if (quads > 0)
-        __asm__ volatile(
-        "1:\n"
-        "vld1.32 {d0-d1}, [%[a]]!\n"
-        "vld1.32 {d2-d5}, [%[b]]!\n"
-        "vmla.f32 %q[c00], q1, d0[0]\n"
-        "vmla.f32 %q[c01], q2, d0[0]\n"
-        "vmla.f32 %q[c10], q1, d0[1]\n"
-        "vmla.f32 %q[c11], q2, d0[1]\n"
-        "vmla.f32 %q[c20], q1, d1[0]\n"
-        "vmla.f32 %q[c21], q2, d1[0]\n"
-        "vmla.f32 %q[c30], q1, d1[1]\n"
-        "vmla.f32 %q[c31], q2, d1[1]\n"
-        "vld1.32 {d6-d7}, [%[a]]!\n"
-        "vld1.32 {d24-d27}, [%[b]]!\n"
-        "vmla.f32 %q[c00], q12, d6[0]\n"
-        "vmla.f32 %q[c01], q13, d6[0]\n"
-        "vmla.f32 %q[c10], q12, d6[1]\n"
-        "vmla.f32 %q[c11], q13, d6[1]\n"
-        "vmla.f32 %q[c20], q12, d7[0]\n"
-        "vmla.f32 %q[c21], q13, d7[0]\n"
-        "vmla.f32 %q[c30], q12, d7[1]\n"
-        "vmla.f32 %q[c31], q13, d7[1]\n"
-        "vld1.32 {d0-d1}, [%[a]]!\n"
-        "vld1.32 {d2-d5}, [%[b]]!\n"
-        "vmla.f32 %q[c00], q1, d0[0]\n"
-        "vmla.f32 %q[c01], q2, d0[0]\n"
-        "vmla.f32 %q[c10], q1, d0[1]\n"
-        "vmla.f32 %q[c11], q2, d0[1]\n"
-        "vmla.f32 %q[c20], q1, d1[0]\n"
-        "vmla.f32 %q[c21], q2, d1[0]\n"
-        "vmla.f32 %q[c30], q1, d1[1]\n"
-        "vmla.f32 %q[c31], q2, d1[1]\n"
-        "vld1.32 {d6-d7}, [%[a]]!\n"
-        "vld1.32 {d24-d27}, [%[b]]!\n"
-        "vmla.f32 %q[c00], q12, d6[0]\n"
-        "vmla.f32 %q[c01], q13, d6[0]\n"
-        "vmla.f32 %q[c10], q12, d6[1]\n"
-        "vmla.f32 %q[c11], q13, d6[1]\n"
-        "vmla.f32 %q[c20], q12, d7[0]\n"
-        "vmla.f32 %q[c21], q13, d7[0]\n"
-        "vmla.f32 %q[c30], q12, d7[1]\n"
-        "vmla.f32 %q[c31], q13, d7[1]\n"
-        "subs %[quads], %[quads], #1\n"
-        "bne 1b\n"
-        : [a] "+r"(a), [b] "+r"(b), [quads] "+r"(quads), [c00] "+w"(*c00), [c01] "+w"(*c01), [c10] "+w"(*c10), [c11] "+w"(*c11),
-          [c20] "+w"(*c20), [c21] "+w"(*c21), [c30] "+w"(*c30), [c31] "+w"(*c31)
-        :
-        : CLOBBERED, "memory", "cc");
+        __asm__ volatile("1:\n" PACKED_STEP_0 PACKED_STEP_1 PACKED_STEP_0 PACKED_STEP_1
+                         "subs %[quads], %[quads], #1\n"
+                         "bne 1b\n"
+                         : [a] "+r"(a), [b] "+r"(b), [quads] "+r"(quads), ACCUMULATOR_OPERANDS
+                         :
+                         : CLOBBERED, "memory", "cc");
     if (rest > 0)
-        __asm__ volatile(
-        "1:\n"
-        "vld1.32 {d0-d1}, [%[a]]!\n"
-        "vld1.32 {d2-d5}, [%[b]]!\n"
-        "vmla.f32 %q[c00], q1, d0[0]\n"
-        "vmla.f32 %q[c01], q2, d0[0]\n"
-        "vmla.f32 %q[c10], q1, d0[1]\n"
-        "vmla.f32 %q[c11], q2, d0[1]\n"
-        "vmla.f32 %q[c20], q1, d1[0]\n"
-        "vmla.f32 %q[c21], q2, d1[0]\n"
-        "vmla.f32 %q[c30], q1, d1[1]\n"
-        "vmla.f32 %q[c31], q2, d1[1]\n"
-        "subs %[rest], %[rest], #1\n"
-        "bne 1b\n"
-        : [a] "+r"(a), [b] "+r"(b), [rest] "+r"(rest), [c00] "+w"(*c00), [c01] "+w"(*c01), [c10] "+w"(*c10), [c11] "+w"(*c11),
-          [c20] "+w"(*c20), [c21] "+w"(*c21), [c30] "+w"(*c30), [c31] "+w"(*c31)
-        :
-        : CLOBBERED, "memory", "cc");
+        __asm__ volatile("1:\n" PACKED_STEP_0
+                         "subs %[rest], %[rest], #1\n"
+                         "bne 1b\n"
+                         : [a] "+r"(a), [b] "+r"(b), [rest] "+r"(rest), ACCUMULATOR_OPERANDS
+                         :
+                         : CLOBBERED, "memory", "cc");
 }
 
 static ALWAYS_INLINE void accumulate_indirect(size_t k, const float *a, const float *b,
@@ -143,58 +114,21 @@ static ALWAYS_INLINE void accumulate_indirect(size_t k, const float *a, const fl
 {
     size_t pairs = k / 2, rest = k % 2;
     if (pairs > 0)
-        __asm__ volatile(
-        "1:\n"
-        "ldr r12, [%[offsets]], #4\n"
-        "vld1.32 {d0-d1}, [%[a]]!\n"
-        "add r12, %[b], r12, lsl #2\n"
-        "vld1.32 {d2-d5}, [r12]\n"
-        "vmla.f32 %q[c00], q1, d0[0]\n"
-        "vmla.f32 %q[c01], q2, d0[0]\n"
-        "vmla.f32 %q[c10], q1, d0[1]\n"
-        "vmla.f32 %q[c11], q2, d0[1]\n"
-        "vmla.f32 %q[c20], q1, d1[0]\n"
-        "vmla.f32 %q[c21], q2, d1[0]\n"
-        "vmla.f32 %q[c30], q1, d1[1]\n"
-        "vmla.f32 %q[c31], q2, d1[1]\n"
-        "ldr r12, [%[offsets]], #4\n"
-        "vld1.32 {d6-d7}, [%[a]]!\n"
-        "add r12, %[b], r12, lsl #2\n"
-        "vld1.32 {d24-d27}, [r12]\n"
-        "vmla.f32 %q[c00], q12, d6[0]\n"
-        "vmla.f32 %q[c01], q13, d6[0]\n"
-        "vmla.f32 %q[c10], q12, d6[1]\n"
-        "vmla.f32 %q[c11], q13, d6[1]\n"
-        "vmla.f32 %q[c20], q12, d7[0]\n"
-        "vmla.f32 %q[c21], q13, d7[0]\n"
-        "vmla.f32 %q[c30], q12, d7[1]\n"
-        "vmla.f32 %q[c31], q13, d7[1]\n"
-        "subs %[pairs], %[pairs], #1\n"
-        "bne 1b\n"
-        : [a] "+r"(a), [offsets] "+r"(offsets), [pairs] "+r"(pairs), [c00] "+w"(*c00), [c01] "+w"(*c01), [c10] "+w"(*c10), [c11] "+w"(*c11),
-          [c20] "+w"(*c20), [c21] "+w"(*c21), [c30] "+w"(*c30), [c31] "+w"(*c31)
-        : [b] "r"(b)
-        : "r12", CLOBBERED, "memory", "cc");
+        __asm__ volatile("1:\n" INDIRECT_STEP_0 INDIRECT_STEP_1
+                         "subs %[pairs], %[pairs], #1\n"
+                         "bne 1b\n"
+                         : [a] "+r"(a), [offsets] "+r"(offsets), [pairs] "+r"(pairs),
+                           ACCUMULATOR_OPERANDS
+                         : [b] "r"(b)
+                         : "r12", CLOBBERED, "memory", "cc");
     if (rest > 0)
-        __asm__ volatile(
-        "ldr r12, [%[offsets]], #4\n"
-        "vld1.32 {d0-d1}, [%[a]]!\n"
-        "add r12, %[b], r12, lsl #2\n"
-        "vld1.32 {d2-d5}, [r12]\n"
-        "vmla.f32 %q[c00], q1, d0[0]\n"
-        "vmla.f32 %q[c01], q2, d0[0]\n"
-        "vmla.f32 %q[c10], q1, d0[1]\n"
-        "vmla.f32 %q[c11], q2, d0[1]\n"
-        "vmla.f32 %q[c20], q1, d1[0]\n"
-        "vmla.f32 %q[c21], q2, d1[0]\n"
-        "vmla.f32 %q[c30], q1, d1[1]\n"
-        "vmla.f32 %q[c31], q2, d1[1]\n"
-        : [a] "+r"(a), [offsets] "+r"(offsets), [c00] "+w"(*c00), [c01] "+w"(*c01), [c10] "+w"(*c10), [c11] "+w"(*c11),
-          [c20] "+w"(*c20), [c21] "+w"(*c21), [c30] "+w"(*c30), [c31] "+w"(*c31)
-        : [b] "r"(b)
-        : "r12", CLOBBERED, "memory", "cc");
+        __asm__ volatile(INDIRECT_STEP_0
+                         : [a] "+r"(a), [offsets] "+r"(offsets), ACCUMULATOR_OPERANDS
+                         : [b] "r"(b)
+                         : "r12", CLOBBERED, "memory", "cc");
 }
 #undef ACCUMULATORS
+#undef ACCUMULATOR_OPERANDS
 #undef CLOBBERED
 
 static ALWAYS_INLINE void tile(size_t m, size_t n, size_t k, const float *a, const float *b,
