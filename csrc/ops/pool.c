@@ -303,18 +303,22 @@ static inline float max2(float a, float b)
         for (int64_t i = 0; i < n; i++)                                                    \
             out[i] = WINDOW2(cell[(S) * i], cell[(S) * i + 1]);
 
+/* The constant-stride loops for steps 1 and 2, a variable stride otherwise. */
+#define INTERIOR_BY_STRIDE(sw)                                                             \
+    if ((sw) == 1) {                                                                       \
+        INTERIOR_LOOPS(1)                                                                  \
+    } else if ((sw) == 2) {                                                                \
+        INTERIOR_LOOPS(2)                                                                  \
+    } else {                                                                               \
+        INTERIOR_LOOPS(sw)                                                                 \
+    }
+
 static void interior_max(float *restrict out, const float *restrict cell, int64_t n, int64_t kw,
                          int64_t sw)
 {
 #define WINDOW3(a, b, c) max2(max2(a, b), c)
 #define WINDOW2(a, b) max2(a, b)
-    if (sw == 1) {
-        INTERIOR_LOOPS(1)
-    } else if (sw == 2) {
-        INTERIOR_LOOPS(2)
-    } else {
-        INTERIOR_LOOPS(sw)
-    }
+    INTERIOR_BY_STRIDE(sw)
 #undef WINDOW3
 #undef WINDOW2
 }
@@ -324,16 +328,11 @@ static void interior_average(float *restrict out, const float *restrict cell, in
 {
 #define WINDOW3(a, b, c) ((a) + (b) + (c)) / divisor
 #define WINDOW2(a, b) ((a) + (b)) / divisor
-    if (sw == 1) {
-        INTERIOR_LOOPS(1)
-    } else if (sw == 2) {
-        INTERIOR_LOOPS(2)
-    } else {
-        INTERIOR_LOOPS(sw)
-    }
+    INTERIOR_BY_STRIDE(sw)
 #undef WINDOW3
 #undef WINDOW2
 }
+#undef INTERIOR_BY_STRIDE
 #undef INTERIOR_LOOPS
 
 static int planar_rows_fit(const pool_attributes *a, int rank)
