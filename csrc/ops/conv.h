@@ -66,10 +66,10 @@ static inline void ember_conv_valid_range(int64_t offset, int64_t s, int64_t ext
 }
 
 /* dst[i] = clamp(src[i] + residual[i], min, max): the epilogue's last part for paths whose
- * GEMM writes a scratch layout (comparisons, so a NaN passes as in the kernels). */
-static inline void ember_conv_add_clamp(float *restrict dst, const float *restrict src,
-                                        const float *restrict residual, size_t n, float min,
-                                        float max)
+ * GEMM writes a scratch layout (comparisons, so a NaN passes as in the kernels). dst may
+ * be src. */
+static inline void ember_conv_add_clamp(float *dst, const float *src, const float *residual,
+                                        size_t n, float min, float max)
 {
     for (size_t i = 0; i < n; i++) {
         const float v = src[i] + residual[i];

@@ -65,15 +65,10 @@ void ember_conv_few_pixels_run(const conv_prepared *p, const float *in, const fl
                                           residual ? INFINITY : p->max};
     ember_f32_gemm_packed(p->kernel, n, m, k, panels, filter, transposed, m * sizeof(float),
                           &params);
-    for (size_t o = 0; o < m; o++)
-        for (size_t j = 0; j < n; j++) {
-            const float v = transposed[j * m + o];
-            if (residual == NULL) {
-                out[o * n + j] = v;
-                continue;
-            }
-            const float sum = v + residual[o * n + j];
-            const float low = sum < p->min ? p->min : sum;
-            out[o * n + j] = low > p->max ? p->max : low;
-        }
+    for (size_t o = 0; o < m; o++) {
+        for (size_t j = 0; j < n; j++)
+            out[o * n + j] = transposed[j * m + o];
+        if (residual != NULL)
+            ember_conv_add_clamp(out + o * n, out + o * n, residual + o * n, n, p->min, p->max);
+    }
 }
