@@ -1,6 +1,6 @@
-"""Kernel tests: tests/c/test_kernels.c (GEMM), tests/c/test_vmath.c (the elementwise
-transcendentals) and tests/c/test_dwconv.c (3×3 depthwise conv rows) natively and,
-cross-built, under QEMU.
+"""Kernel tests: tests/c/test_kernels.c (GEMM), tests/c/test_gemv.c (GEMV),
+tests/c/test_vmath.c (the elementwise transcendentals) and tests/c/test_dwconv.c (3×3
+depthwise conv rows) natively and, cross-built, under QEMU.
 
 test_kernels checks every GEMM kernel this CPU supports against the scalar reference,
 test_vmath every vexp / vsigmoid / vtanh / verf kernel against double-precision libm (see
@@ -46,6 +46,8 @@ def check_run(result, isa, name="test_kernels"):
     dispatch = next((line for line in lines if line.startswith("dispatch:")), "")
     if isa == "scalar" and name == "test_kernels":
         assert "f32_gemm_4x4__scalar" in dispatch, dispatch
+    if isa == "scalar" and name == "test_gemv":
+        assert "f32_gemv -> f32_gemv__scalar" in dispatch, dispatch
     if isa == "scalar" and name == "test_dwconv":
         assert "f32_dwconv -> f32_dwconv_3x3__scalar" in dispatch, dispatch
     if isa == "scalar" and name == "test_vmath":
@@ -53,15 +55,19 @@ def check_run(result, isa, name="test_kernels"):
             assert f"f32_{family} -> f32_{family}__scalar" in dispatch, dispatch
 
 
+PROGRAMS = ["test_kernels", "test_gemv", "test_vmath", "test_dwconv"]
+
+
 @pytest.mark.parametrize("isa", ["default", "scalar"])
-def test_kernels_native(isa):
-    path = program("host")
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_native(name, isa):
+    path = program("host", name)
     if not os.path.exists(path):
         pytest.fail(f"{path} is missing: build the host tree first (`scons -j2` at the "
                     "repository root)", pytrace=False)
     result = subprocess.run([path], env=environment(isa), capture_output=True, text=True,
                             timeout=600)
-    check_run(result, isa)
+    check_run(result, isa, name)
 
 
 @pytest.fixture(scope="module", params=["aarch64", "armv7"])
@@ -73,47 +79,11 @@ def cross_arch(request):
 
 
 @pytest.mark.parametrize("isa", ["default", "scalar"])
-def test_kernels_under_qemu(cross_arch, isa):
-    path = program(cross_arch)
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_under_qemu(cross_arch, name, isa):
+    path = program(cross_arch, name)
     assert os.path.exists(path), f"{path} missing after the {cross_arch} cross build"
-    result = cross.run_under_qemu(cross_arch, [path], env=environment(isa), timeout=1800)
-    check_run(result, isa)
-
-
-@pytest.mark.parametrize("isa", ["default", "scalar"])
-def test_vmath_native(isa):
-    path = program("host", "test_vmath")
-    if not os.path.exists(path):
-        pytest.fail(f"{path} is missing: build the host tree first (`scons -j2` at the "
-                    "repository root)", pytrace=False)
-    result = subprocess.run([path], env=environment(isa), capture_output=True, text=True,
-                            timeout=600)
-    check_run(result, isa, "test_vmath")
-
-
-@pytest.mark.parametrize("isa", ["default", "scalar"])
-def test_vmath_under_qemu(cross_arch, isa):
-    path = program(cross_arch, "test_vmath")
-    assert os.path.exists(path), f"{path} missing after the {cross_arch} cross build"
-    argv = [path] if isa == "default" else [path, "--quick"]
-    result = cross.run_under_qemu(cross_arch, argv, env=environment(isa), timeout=1200)
-    check_run(result, isa, "test_vmath")
-
-
-@pytest.mark.parametrize("isa", ["default", "scalar"])
-def test_dwconv_native(isa):
-    path = program("host", "test_dwconv")
-    if not os.path.exists(path):
-        pytest.fail(f"{path} is missing: build the host tree first (`scons -j2` at the "
-                    "repository root)", pytrace=False)
-    result = subprocess.run([path], env=environment(isa), capture_output=True, text=True,
-                            timeout=600)
-    check_run(result, isa, "test_dwconv")
-
-
-@pytest.mark.parametrize("isa", ["default", "scalar"])
-def test_dwconv_under_qemu(cross_arch, isa):
-    path = program(cross_arch, "test_dwconv")
-    assert os.path.exists(path), f"{path} missing after the {cross_arch} cross build"
-    result = cross.run_under_qemu(cross_arch, [path], env=environment(isa), timeout=600)
-    check_run(result, isa, "test_dwconv")
+    quick = name == "test_vmath" and isa == "scalar"  # dispatch only: 1/16 of the sweep
+    result = cross.run_under_qemu(cross_arch, [path] + (["--quick"] if quick else []),
+                                  env=environment(isa), timeout=1800)
+    check_run(result, isa, name)

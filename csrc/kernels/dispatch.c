@@ -127,8 +127,8 @@ const char *ember_isa_name(ember_isa isa)
 
 #define INDIRECT(name) ember_##name##_indirect
 #define NONE(name) NULL
-#define EMBER_F32_GEMM_ENTRY(name, mr, nr, isa, indirect)                                  \
-    {#name, mr, nr, isa, ember_##name, indirect(name)},
+#define EMBER_F32_GEMM_ENTRY(name, mr, nr, isa, indirect, gemv)                            \
+    {#name, mr, nr, isa, ember_##name, indirect(name), #gemv, ember_##gemv},
 const ember_f32_gemm_kernel ember_f32_gemm_kernels[] = {
     EMBER_F32_GEMM_KERNELS(EMBER_F32_GEMM_ENTRY)
 };
@@ -275,9 +275,10 @@ static void kernels_text_fill(void)
 {
     const ember_kernel_config *c = ember_kernel_config_get();
     snprintf(kernels_text, sizeof kernels_text,
-             "f32_gemm %s\nf32_vexp %s\nf32_vsigmoid %s\nf32_vtanh %s\nf32_verf %s\n"
-             "f32_dwconv %s\n", c->f32_gemm->name, c->f32_vexp->name, c->f32_vsigmoid->name,
-             c->f32_vtanh->name, c->f32_verf->name, c->f32_dwconv->name);
+             "f32_gemm %s\nf32_gemv %s\nf32_vexp %s\nf32_vsigmoid %s\nf32_vtanh %s\n"
+             "f32_verf %s\nf32_dwconv %s\n", c->f32_gemm->name, c->f32_gemm->gemv_name,
+             c->f32_vexp->name, c->f32_vsigmoid->name, c->f32_vtanh->name, c->f32_verf->name,
+             c->f32_dwconv->name);
 }
 
 const char *ember_kernels_text(void)

@@ -74,42 +74,69 @@ typedef void (*ember_f32_gemm_indirect_fn)(size_t m, size_t n, size_t k, const f
                                            size_t c_row_stride,
                                            const ember_f32_gemm_params *params);
 
+/*
+ * A row vector by a packed B (m = 1 with A read in place: a recurrent step, a one-frame
+ * dense layer), every column at once:
+ *
+ *   for j < n:
+ *     y[j] = clamp((accumulate ? y[j] : 0) + bias_row[0] + bias_col[j]
+ *                  + Σ_{p<k} x[p] · B[p][j], min, max)
+ *
+ * b is B packed by ember_f32_pack_b with panel width `nr` (the GEMM kernel's nr, which
+ * the GEMV kernel paired with it supports: see the list below); x holds k floats, y n
+ * floats, both contiguous. Reads exactly x[0..k), the ceil(n/nr) panels and the biases'
+ * used entries; writes exactly y[0..n). n = 0 does nothing. No alignment required;
+ * params is never NULL. The same result as the GEMM with m = 1 up to the order of the
+ * sums, without packing x or walking tiles (whose overhead a vector would pay per panel).
+ */
+typedef void (*ember_f32_gemv_fn)(size_t nr, size_t n, size_t k, const float *x,
+                                  const float *b, float *y, const ember_f32_gemm_params *params);
+
 typedef struct ember_f32_gemm_kernel {
     const char *name; /* "f32_gemm_6x16__avx2_fma" */
     size_t mr, nr;
     ember_isa isa;
     ember_f32_gemm_ukernel_fn fn;
     ember_f32_gemm_indirect_fn indirect; /* NULL: this kernel has no in-place B form */
+    const char *gemv_name;               /* "f32_gemv__avx2_fma" */
+    ember_f32_gemv_fn gemv;              /* over this kernel's packed B (never NULL) */
 } ember_f32_gemm_kernel;
 
-/* X(name, mr, nr, isa, indirect): the kernels of this build, best last within each ISA
- * family; `indirect` is INDIRECT(name) or NONE. */
+/* X(name, mr, nr, isa, indirect, gemv): the kernels of this build, best last within each
+ * ISA family; `indirect` is INDIRECT(name) or NONE; `gemv` names the GEMV kernel for
+ * this kernel's panels (f32_gemv__scalar serves any nr, f32_gemv__avx2_fma nr % 16 = 0,
+ * the NEON ones nr = 8). The AVX-512 kernel shares the AVX2 GEMV: a vector is too short
+ * for wider lanes to pay, and that GEMV is tested on every x86 machine. */
 #define EMBER_F32_GEMM_KERNELS_GENERIC(X)                                                  \
-    X(f32_gemm_4x4__scalar, 4, 4, EMBER_ISA_SCALAR, INDIRECT)
+    X(f32_gemm_4x4__scalar, 4, 4, EMBER_ISA_SCALAR, INDIRECT, f32_gemv__scalar)
 #if defined(__x86_64__) || defined(_M_X64)
 #define EMBER_F32_GEMM_KERNELS(X)                                                          \
     EMBER_F32_GEMM_KERNELS_GENERIC(X)                                                      \
-    X(f32_gemm_6x16__avx2_fma, 6, 16, EMBER_ISA_AVX2_FMA, INDIRECT)                        \
-    X(f32_gemm_8x32__avx512f, 8, 32, EMBER_ISA_AVX512F, NONE)
+    X(f32_gemm_6x16__avx2_fma, 6, 16, EMBER_ISA_AVX2_FMA, INDIRECT, f32_gemv__avx2_fma)    \
+    X(f32_gemm_8x32__avx512f, 8, 32, EMBER_ISA_AVX512F, NONE, f32_gemv__avx2_fma)
 #elif defined(__aarch64__)
 #define EMBER_F32_GEMM_KERNELS(X)                                                          \
     EMBER_F32_GEMM_KERNELS_GENERIC(X)                                                      \
-    X(f32_gemm_8x8__neon_aarch64, 8, 8, EMBER_ISA_NEON_AARCH64, INDIRECT)
+    X(f32_gemm_8x8__neon_aarch64, 8, 8, EMBER_ISA_NEON_AARCH64, INDIRECT,                  \
+      f32_gemv__neon_aarch64)
 #elif defined(__arm__) && defined(__ARM_NEON)
 #define EMBER_F32_GEMM_KERNELS(X)                                                          \
     EMBER_F32_GEMM_KERNELS_GENERIC(X)                                                      \
-    X(f32_gemm_4x8__neon_armv7, 4, 8, EMBER_ISA_NEON_ARMV7, INDIRECT)
+    X(f32_gemm_4x8__neon_armv7, 4, 8, EMBER_ISA_NEON_ARMV7, INDIRECT, f32_gemv__neon_armv7)
 #else
 #define EMBER_F32_GEMM_KERNELS(X) EMBER_F32_GEMM_KERNELS_GENERIC(X)
 #endif
 
-/* A kernel without an in-place form declares one it does not define: never referenced. */
-#define EMBER_DECLARE_F32_GEMM(name, mr, nr, isa, indirect)                                \
+/* A kernel without an in-place form declares one it does not define: never referenced.
+ * A GEMV kernel shared by two GEMM kernels is declared twice, which C allows. */
+#define EMBER_DECLARE_F32_GEMM(name, mr, nr, isa, indirect, gemv)                          \
     void ember_##name(size_t m, size_t n, size_t k, const float *a, const float *b, float *c, \
                       size_t c_row_stride, const ember_f32_gemm_params *params);           \
     void ember_##name##_indirect(size_t m, size_t n, size_t k, const float *a,             \
                                  const float *b, const int32_t *offsets, float *c,         \
-                                 size_t c_row_stride, const ember_f32_gemm_params *params);
+                                 size_t c_row_stride, const ember_f32_gemm_params *params);  \
+    void ember_##gemv(size_t nr_, size_t n, size_t k, const float *x, const float *b,       \
+                      float *y, const ember_f32_gemm_params *params);
 EMBER_F32_GEMM_KERNELS(EMBER_DECLARE_F32_GEMM)
 #undef EMBER_DECLARE_F32_GEMM
 

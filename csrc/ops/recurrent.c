@@ -19,10 +19,10 @@
  * item's length leave its state alone and give zeros in y.
  *
  * f32 only (the cook computes other float types through casts). Per direction: the input
- * projection of every step in one GEMM (biases in its epilogue), then per step one GEMM
- * of the state by R accumulated onto that step's projection (two for GRU), and the gate
- * math over contiguous spans with the vectorised sigmoid/tanh kernels. Constant weights
- * are packed once per runnable.
+ * projection of every step in one GEMM (biases in its epilogue), then per step one product
+ * of the state by R accumulated onto that step's projection (two for GRU; a GEMV reading
+ * the state in place at batch 1), and the gate math over contiguous spans with the
+ * vectorised sigmoid/tanh kernels. Constant weights are packed once per runnable.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -390,13 +390,29 @@ static int active(const direction_run *run, int64_t t, int64_t item)
     return t < n;
 }
 
-/* z += state · R^T for `columns` gate columns of each batch row (row stride `stride`). */
-static void add_product(const recurrent_prepared *p, const float *packed_a,
-                        const float *packed_b, size_t columns, float *z, size_t stride)
+/* out = epilogue(rows · R^T) for `columns` gate columns of each batch row (out's row
+ * stride `stride`); rows holds batch × H floats. At batch 1 (streaming) a GEMV reads the
+ * state in place; a larger batch packs it into packed_h for the GEMM. */
+static void state_product(const recurrent_prepared *p, const float *rows, float *packed_h,
+                          const float *packed_r, size_t columns, float *out, size_t stride,
+                          const ember_f32_gemm_params *params)
+{
+    const size_t batch = (size_t)p->batch, h = (size_t)p->h;
+    if (batch == 1) {
+        p->kernel->gemv(p->kernel->nr, columns, h, rows, packed_r, out, params);
+        return;
+    }
+    ember_f32_pack_a(p->kernel->mr, batch, h, rows, h, 1, packed_h);
+    ember_f32_gemm_packed(p->kernel, batch, columns, h, packed_h, packed_r, out,
+                          stride * sizeof(float), params);
+}
+
+/* z += rows · R^T (the gates' recurrent part onto the step's input projection). */
+static void add_product(const recurrent_prepared *p, const float *rows, float *packed_h,
+                        const float *packed_r, size_t columns, float *z, size_t stride)
 {
     const ember_f32_gemm_params params = {NULL, NULL, 1, -INFINITY, INFINITY};
-    ember_f32_gemm_packed(p->kernel, (size_t)p->batch, columns, (size_t)p->h, packed_a,
-                          packed_b, z, stride * sizeof(float), &params);
+    state_product(p, rows, packed_h, packed_r, columns, z, stride, &params);
 }
 
 static void lstm_row(const direction_run *run, float *z, float *h, float *c)
@@ -434,7 +450,7 @@ static void gru_step(const direction_run *run, float *z_rows, int64_t t, float *
     const recurrent_prepared *p = run->p;
     const size_t n = (size_t)p->h, gh = 3 * n, batch = (size_t)p->batch;
     const size_t zr_floats = ember_f32_packed_b_floats(p->kernel->nr, n, 2 * n);
-    add_product(p, run->packed_h, run->packed_r, 2 * n, z_rows, gh);
+    add_product(p, run->h, run->packed_h, run->packed_r, 2 * n, z_rows, gh);
     for (size_t b = 0; b < batch; b++) {
         float *z = z_rows + b * gh;
         clip_span(run->a, z, 2 * n);
@@ -444,14 +460,14 @@ static void gru_step(const direction_run *run, float *z_rows, int64_t t, float *
                                                                  : z[n + k] * run->h[b * n + k];
     }
     if (run->a->linear_before_reset) {
-        ember_f32_gemm_params params = {NULL, run->bias_h, 0, -INFINITY, INFINITY};
-        ember_f32_gemm_packed(p->kernel, batch, n, n, run->packed_h, run->packed_r + zr_floats,
-                              run->temp, n * sizeof(float), &params);
+        const ember_f32_gemm_params params = {NULL, run->bias_h, 0, -INFINITY, INFINITY};
+        state_product(p, run->h, run->packed_h, run->packed_r + zr_floats, n, run->temp, n,
+                      &params);
         for (size_t i = 0; i < batch * n; i++)
             z_rows[(i / n) * gh + 2 * n + i % n] += run->reset[i] * run->temp[i];
     } else {
-        ember_f32_pack_a(p->kernel->mr, batch, n, run->reset, n, 1, run->packed_h);
-        add_product(p, run->packed_h, run->packed_r + zr_floats, n, z_rows + 2 * n, gh);
+        add_product(p, run->reset, run->packed_h, run->packed_r + zr_floats, n, z_rows + 2 * n,
+                    gh);
     }
     for (size_t b = 0; b < batch; b++) {
         float *z = z_rows + b * gh, *candidate = z + 2 * n, *h = run->h + b * n;
@@ -473,7 +489,7 @@ static void step(const direction_run *run, int variant, float *z_rows, int64_t t
 {
     const recurrent_prepared *p = run->p;
     const size_t n = (size_t)p->h, gh = (size_t)gate_count[variant] * n;
-    add_product(p, run->packed_h, run->packed_r, gh, z_rows, gh);
+    add_product(p, run->h, run->packed_h, run->packed_r, gh, z_rows, gh);
     for (size_t b = 0; b < (size_t)p->batch; b++) {
         float *z = z_rows + b * gh, *h = run->h + b * n, *y = y_rows + b * y_stride;
         if (!active(run, t, (int64_t)b)) {
@@ -552,7 +568,6 @@ static void run_direction(const ember_node *node, const recurrent_prepared *p,
         const int64_t t = reverse ? p->seq - 1 - s : s;
         float *z_rows = run.projected + (size_t)t * batch * gh;
         float *y_rows = y + (size_t)t * y_stride + (size_t)d * batch * n;
-        ember_f32_pack_a(p->kernel->mr, batch, n, run.h, n, 1, run.packed_h);
         if (variant == GRU)
             gru_step(&run, z_rows, t, y_rows, n);
         else

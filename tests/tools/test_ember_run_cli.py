@@ -47,9 +47,11 @@ def test_version_help_and_kernels():
         assert flag in help_text.stdout
     kernels = run("--kernels").stdout.splitlines()
     assert [line.split()[0] for line in kernels] == [
-        "f32_gemm", "f32_vexp", "f32_vsigmoid", "f32_vtanh", "f32_verf", "f32_dwconv"]
+        "f32_gemm", "f32_gemv", "f32_vexp", "f32_vsigmoid", "f32_vtanh", "f32_verf",
+        "f32_dwconv"]
     scalar = run("--kernels", env={"EMBER_ISA": "scalar"}).stdout
     assert "f32_gemm f32_gemm_4x4__scalar" in scalar
+    assert "f32_gemv f32_gemv__scalar" in scalar
 
 
 @pytest.mark.parametrize("value, message", [

@@ -18,33 +18,9 @@
 #include <arm_neon.h>
 #include <string.h>
 
-enum { MR = 4, NR = 8 };
+#include "kernels/arm/f32_gemm_epilogue__neon.h"
 
-static inline void store_row(float32x4_t lo, float32x4_t hi, float *c, size_t n,
-                             float bias_row, float32x4_t bias_lo, float32x4_t bias_hi,
-                             int accumulate, float32x4_t vmin, float32x4_t vmax)
-{
-    const float32x4_t vbias_row = vdupq_n_f32(bias_row);
-    lo = vaddq_f32(lo, vaddq_f32(vbias_row, bias_lo));
-    hi = vaddq_f32(hi, vaddq_f32(vbias_row, bias_hi));
-    float tmp[NR];
-    float *dst = n == NR ? c : tmp;
-    if (accumulate) {
-        if (dst == tmp) {
-            memcpy(tmp, c, n * sizeof(float));
-        }
-        lo = vaddq_f32(lo, vld1q_f32(dst));
-        hi = vaddq_f32(hi, vld1q_f32(dst + 4));
-    }
-    /* vmaxq/vminq return NaN when an input is NaN, as the scalar comparisons do. */
-    lo = vminq_f32(vmaxq_f32(lo, vmin), vmax);
-    hi = vminq_f32(vmaxq_f32(hi, vmin), vmax);
-    vst1q_f32(dst, lo);
-    vst1q_f32(dst + 4, hi);
-    if (dst == tmp) {
-        memcpy(c, tmp, n * sizeof(float));
-    }
-}
+enum { MR = 4, NR = 8 };
 
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 /* Row p of B: packed (offsets NULL, the branch folds away) or in place (kernels.h). */
@@ -145,18 +121,8 @@ static ALWAYS_INLINE void tile(size_t m, size_t n, size_t k, const float *a, con
     else if (m > 1)
         accumulate_indirect(k, a, b, offsets, &c00, &c01, &c10, &c11, &c20, &c21, &c30, &c31);
 
-    float32x4_t bias_lo = vdupq_n_f32(0.0f), bias_hi = bias_lo;
-    if (params->bias_col) {
-        if (n == NR) {
-            bias_lo = vld1q_f32(params->bias_col);
-            bias_hi = vld1q_f32(params->bias_col + 4);
-        } else {
-            float tmp[NR] = {0.0f};
-            memcpy(tmp, params->bias_col, n * sizeof(float));
-            bias_lo = vld1q_f32(tmp);
-            bias_hi = vld1q_f32(tmp + 4);
-        }
-    }
+    float32x4_t bias_lo, bias_hi;
+    load_bias_col(params->bias_col, n, &bias_lo, &bias_hi);
     const float *bias_row = params->bias_row;
     const int accumulate = params->accumulate != 0;
     const float32x4_t vmin = vdupq_n_f32(params->min);
