@@ -59,7 +59,15 @@ enum { MR = 8, NR = 8 };
     "add " X ", %[b], " X ", lsl #2\n"                                                       \
     "ldp " QB0 ", " QB1 ", [" X "]\n" FMLA_STEP(A0, A1, B0, B1)
 #define INDIRECT_STEP_0 INDIRECT_STEP("x9", "q0", "q1", "q2", "q3", "v0", "v1", "v2", "v3")
-#define INDIRECT_STEP_1 INDIRECT_STEP("x10", "q4", "q5", "q6", "q7", "v4", "v5", "v6", "v7")
+/* Two in-place steps sharing one load of their offsets (ldp of two int32). */
+#define INDIRECT_PAIR                                                                        \
+    "ldp w9, w10, [%[offsets]], #8\n"                                                         \
+    "ldp q0, q1, [%[a]], #32\n"                                                              \
+    "add x9, %[b], w9, sxtw #2\n"                                                            \
+    "add x10, %[b], w10, sxtw #2\n"                                                          \
+    "ldp q2, q3, [x9]\n" FMLA_STEP("v0", "v1", "v2", "v3")                                   \
+    "ldp q4, q5, [%[a]], #32\n"                                                              \
+    "ldp q6, q7, [x10]\n" FMLA_STEP("v4", "v5", "v6", "v7")
 
 #define ZERO_V16_TO_V23                                                                      \
     "movi v16.4s, #0\n" "movi v17.4s, #0\n" "movi v18.4s, #0\n" "movi v19.4s, #0\n"          \
@@ -77,44 +85,136 @@ enum { MR = 8, NR = 8 };
     "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "v19", "v20", "v21", \
         "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "memory", "cc"
 
-/* A packed tile of m > 1 rows: 4 k steps per iteration, then the rest one by one. */
+/* The k loops, 4 steps per iteration, then the rest one by one, leaving the tile in
+ * v16-v31. An in-place step costs an address add and half an offset load more than a
+ * packed one (80 instructions per 4 steps against 74). */
+#define PACKED_LOOP                                                                          \
+    ZERO_ACCUMULATORS                                                                        \
+    "cbz %[quads], 2f\n"                                                                     \
+    "1:\n" PACKED_STEP_0 PACKED_STEP_1 PACKED_STEP_0 PACKED_STEP_1                            \
+    "subs %[quads], %[quads], #1\n"                                                          \
+    "b.ne 1b\n"                                                                              \
+    "2:\n"                                                                                   \
+    "cbz %[rest], 4f\n"                                                                      \
+    "3:\n" PACKED_STEP_0                                                                     \
+    "subs %[rest], %[rest], #1\n"                                                            \
+    "b.ne 3b\n"                                                                              \
+    "4:\n"
+#define INDIRECT_LOOP                                                                        \
+    ZERO_ACCUMULATORS                                                                        \
+    "cbz %[quads], 2f\n"                                                                     \
+    "1:\n" INDIRECT_PAIR INDIRECT_PAIR                                                       \
+    "subs %[quads], %[quads], #1\n"                                                          \
+    "b.ne 1b\n"                                                                              \
+    "2:\n"                                                                                   \
+    "cbz %[rest], 4f\n"                                                                      \
+    "3:\n" INDIRECT_STEP_0                                                                   \
+    "subs %[rest], %[rest], #1\n"                                                            \
+    "b.ne 3b\n"                                                                              \
+    "4:\n"
+
+/*
+ * The epilogue of a whole tile (8 × 8) in assembly: per row, its bias (ld1r, post-indexed
+ * by 4, or by 0 over a zero), the column biases (v4, v5: zeros when there are none), C
+ * when accumulating, the clamp (v6, v7: fmax/fmin keep a NaN) and one stp. 11 instructions
+ * a row (14 accumulating) where the C epilogue, which reloads the tile from memory and
+ * branches per row, spends about 30. Partial tiles take the C epilogue.
+ */
+#define EPILOGUE_ROW(LO, HI, ACCUMULATE)                                                     \
+    "ld1r {v0.4s}, [%[bias_row]], %[bias_step]\n"                                            \
+    "fadd v" LO ".4s, v" LO ".4s, v0.4s\n" "fadd v" HI ".4s, v" HI ".4s, v0.4s\n"             \
+    "fadd v" LO ".4s, v" LO ".4s, v4.4s\n" "fadd v" HI ".4s, v" HI ".4s, v5.4s\n"             \
+    ACCUMULATE(LO, HI)                                                                       \
+    "fmax v" LO ".4s, v" LO ".4s, v6.4s\n" "fmax v" HI ".4s, v" HI ".4s, v6.4s\n"             \
+    "fmin v" LO ".4s, v" LO ".4s, v7.4s\n" "fmin v" HI ".4s, v" HI ".4s, v7.4s\n"             \
+    "stp q" LO ", q" HI ", [%[c]]\n"                                                          \
+    "add %[c], %[c], %[stride]\n"
+#define ADD_C(LO, HI)                                                                        \
+    "ldp q2, q3, [%[c]]\n"                                                                   \
+    "fadd v" LO ".4s, v" LO ".4s, v2.4s\n" "fadd v" HI ".4s, v" HI ".4s, v3.4s\n"
+#define KEEP(LO, HI) ""
+#define EPILOGUE_ROWS(ACCUMULATE)                                                            \
+    EPILOGUE_ROW("16", "17", ACCUMULATE) EPILOGUE_ROW("18", "19", ACCUMULATE)                \
+    EPILOGUE_ROW("20", "21", ACCUMULATE) EPILOGUE_ROW("22", "23", ACCUMULATE)                \
+    EPILOGUE_ROW("24", "25", ACCUMULATE) EPILOGUE_ROW("26", "27", ACCUMULATE)                \
+    EPILOGUE_ROW("28", "29", ACCUMULATE) EPILOGUE_ROW("30", "31", ACCUMULATE)
+#define WHOLE_TILE_EPILOGUE                                                                  \
+    "ldp q4, q5, [%[bias_col]]\n"                                                            \
+    "ld1r {v6.4s}, [%[bounds]]\n"                                                            \
+    "ld1r {v7.4s}, [%[bounds_max]]\n"                                                        \
+    "cbnz %w[accumulate], 5f\n" EPILOGUE_ROWS(KEEP) "b 6f\n"                                 \
+    "5:\n" EPILOGUE_ROWS(ADD_C) "6:\n"
+
+/* What the assembly epilogue reads: pointers to zeros stand in for absent biases. */
+typedef struct whole_tile {
+    float *c;
+    size_t stride;
+    const float *bias_row, *bias_col, *bounds; /* bounds: {min, max} */
+    size_t bias_step;                          /* 4 (bytes) or 0 over a zero */
+    int accumulate;
+} whole_tile;
+
+static const float zeros[NR];
+
+static whole_tile whole_tile_of(float *c, size_t c_row_stride,
+                                const ember_f32_gemm_params *params, float *bounds)
+{
+    bounds[0] = params->min, bounds[1] = params->max;
+    const whole_tile t = {c, c_row_stride, params->bias_row ? params->bias_row : zeros,
+                          params->bias_col ? params->bias_col : zeros, bounds,
+                          params->bias_row ? sizeof(float) : 0, params->accumulate != 0};
+    return t;
+}
+
+#define WHOLE_TILE_OPERANDS(t)                                                               \
+    [c] "+r"(t.c), [bias_row] "+r"(t.bias_row)
+#define WHOLE_TILE_INPUTS(t)                                                                 \
+    [stride] "r"(t.stride), [bias_step] "r"(t.bias_step), [bias_col] "r"(t.bias_col),       \
+        [bounds] "r"(t.bounds), [bounds_max] "r"(t.bounds + 1), [accumulate] "r"(t.accumulate)
+
+/* A packed tile of m > 1 rows, stored to acc[64] for the C epilogue. */
 static void accumulate_packed(size_t k, const float *a, const float *b, float *acc)
 {
     size_t quads = k / 4, rest = k % 4;
-    __asm__ volatile(ZERO_ACCUMULATORS
-                     "cbz %[quads], 2f\n"
-                     "1:\n" PACKED_STEP_0 PACKED_STEP_1 PACKED_STEP_0 PACKED_STEP_1
-                     "subs %[quads], %[quads], #1\n"
-                     "b.ne 1b\n"
-                     "2:\n"
-                     "cbz %[rest], 4f\n"
-                     "3:\n" PACKED_STEP_0
-                     "subs %[rest], %[rest], #1\n"
-                     "b.ne 3b\n"
-                     "4:\n" STORE_ACCUMULATORS
+    __asm__ volatile(PACKED_LOOP STORE_ACCUMULATORS
                      : [a] "+r"(a), [b] "+r"(b), [quads] "+r"(quads), [rest] "+r"(rest),
                        [acc] "+r"(acc)
                      :
                      : CLOBBERED);
 }
 
-/* The same for B in place (kernels.h), 2 k steps per iteration: an offset load and an
- * address add more per step than the packed form. */
+/* The same for B in place (kernels.h). */
 static void accumulate_indirect(size_t k, const float *a, const float *b,
                                 const int32_t *offsets, float *acc)
 {
-    size_t pairs = k / 2, rest = k % 2;
-    __asm__ volatile(ZERO_ACCUMULATORS
-                     "cbz %[pairs], 2f\n"
-                     "1:\n" INDIRECT_STEP_0 INDIRECT_STEP_1
-                     "subs %[pairs], %[pairs], #1\n"
-                     "b.ne 1b\n"
-                     "2:\n"
-                     "cbz %[rest], 3f\n" INDIRECT_STEP_0
-                     "3:\n" STORE_ACCUMULATORS
-                     : [a] "+r"(a), [offsets] "+r"(offsets), [pairs] "+r"(pairs),
+    size_t quads = k / 4, rest = k % 4;
+    __asm__ volatile(INDIRECT_LOOP STORE_ACCUMULATORS
+                     : [a] "+r"(a), [offsets] "+r"(offsets), [quads] "+r"(quads),
                        [rest] "+r"(rest), [acc] "+r"(acc)
                      : [b] "r"(b)
+                     : "x9", "x10", CLOBBERED);
+}
+
+/* A whole packed tile, epilogue included. */
+static void whole_packed(size_t k, const float *a, const float *b, whole_tile t)
+{
+    size_t quads = k / 4, rest = k % 4;
+    __asm__ volatile(PACKED_LOOP WHOLE_TILE_EPILOGUE
+                     : [a] "+r"(a), [b] "+r"(b), [quads] "+r"(quads), [rest] "+r"(rest),
+                       WHOLE_TILE_OPERANDS(t)
+                     : WHOLE_TILE_INPUTS(t)
+                     : CLOBBERED);
+}
+
+/* A whole in-place tile, epilogue included. */
+static void whole_indirect(size_t k, const float *a, const float *b, const int32_t *offsets,
+                           whole_tile t)
+{
+    size_t quads = k / 4, rest = k % 4;
+    __asm__ volatile(INDIRECT_LOOP WHOLE_TILE_EPILOGUE
+                     : [a] "+r"(a), [offsets] "+r"(offsets), [quads] "+r"(quads),
+                       [rest] "+r"(rest), WHOLE_TILE_OPERANDS(t)
+                     : [b] "r"(b), WHOLE_TILE_INPUTS(t)
                      : "x9", "x10", CLOBBERED);
 }
 
@@ -163,9 +263,12 @@ static void one_row_packed(size_t k, const float *a, const float *b, float32x4_t
     *hi = vld1q_f32(acc + 4);
 }
 
-static ALWAYS_INLINE void tile(size_t m, size_t n, size_t k, const float *a, const float *b,
-                               const int32_t *offsets, float *c, size_t c_row_stride,
-                               const ember_f32_gemm_params *params)
+/* A partial tile (m < 8 or n < 8): the C epilogue. Kept out of line so the whole tiles'
+ * path does not pay its stack frame. */
+static __attribute__((noinline)) void tile(size_t m, size_t n, size_t k, const float *a,
+                                           const float *b, const int32_t *offsets, float *c,
+                                           size_t c_row_stride,
+                                           const ember_f32_gemm_params *params)
 {
     float32x4_t c00 = vdupq_n_f32(0.0f), c01 = c00, c10 = c00, c11 = c00;
     float32x4_t c20 = c00, c21 = c00, c30 = c00, c31 = c00;
@@ -216,6 +319,11 @@ static ALWAYS_INLINE void tile(size_t m, size_t n, size_t k, const float *a, con
 void ember_f32_gemm_8x8__neon_aarch64(size_t m, size_t n, size_t k, const float *a, const float *b, float *c,
                                       size_t c_row_stride, const ember_f32_gemm_params *params)
 {
+    if (m == MR && n == NR) {
+        float bounds[2];
+        whole_packed(k, a, b, whole_tile_of(c, c_row_stride, params, bounds));
+        return;
+    }
     tile(m, n, k, a, b, NULL, c, c_row_stride, params);
 }
 
@@ -223,5 +331,10 @@ void ember_f32_gemm_8x8__neon_aarch64_indirect(size_t m, size_t n, size_t k, con
                                                const int32_t *offsets, float *c, size_t c_row_stride,
                                                const ember_f32_gemm_params *params)
 {
+    if (m == MR && n == NR) {
+        float bounds[2];
+        whole_indirect(k, a, b, offsets, whole_tile_of(c, c_row_stride, params, bounds));
+        return;
+    }
     tile(m, n, k, a, b, offsets, c, c_row_stride, params);
 }
