@@ -157,6 +157,10 @@ void ember_f32_pack_a(size_t mr, size_t m, size_t k, const float *a, size_t rs, 
 size_t ember_f32_packed_b_floats(size_t nr, size_t k, size_t n); /* = ceil(n/nr)*nr*k */
 void ember_f32_pack_b(size_t nr, size_t k, size_t n, const float *b, size_t rs, size_t cs,
                       float *packed);
+/* k rows of B into the first k rows of the panels of a taller packed B, whose panels are
+ * panel_floats (≥ nr·k) apart: a B packed a few rows at a time (conv's im2col). */
+void ember_f32_pack_b_rows(size_t nr, size_t k, size_t n, const float *b, size_t rs,
+                           size_t cs, float *packed, size_t panel_floats);
 
 /*
  * Whole GEMM over packed operands: C (m × n, row stride c_row_stride bytes) =

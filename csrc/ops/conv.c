@@ -299,6 +299,14 @@ static ember_status conv_bias(conv_prepared *p, const ember_prepare_context *ctx
     return EMBER_OK;
 }
 
+/* The im2col path's scratch: a block of packed columns, then (2-d, not pointwise) the
+ * rows of one channel's taps that are packed into it. */
+static size_t im2col_floats(const conv_prepared *p)
+{
+    return (size_t)p->depth * (size_t)p->block +
+           (p->pointwise ? 0 : ember_conv_im2col_rows_floats(p));
+}
+
 static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
 {
     const ember_model *model = ctx->model;
@@ -365,7 +373,7 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
         : ember_f32_packed_a_floats(p->kernel->mr, (size_t)p->group_out, (size_t)p->depth);
     const size_t filter_bytes = (size_t)p->groups * p->group_filter_floats * sizeof(float);
     ctx->scratch_bytes = p->few_pixels ? ember_conv_few_pixels_scratch(p)
-                                       : (size_t)p->depth * (size_t)p->block * sizeof(float);
+                                       : im2col_floats(p) * sizeof(float);
     status = p->few_pixels ? EMBER_OK : ember_conv_implicit_prepare(p, node, &ctx->scratch_bytes);
     if (status != EMBER_OK)
         return status;
@@ -470,7 +478,8 @@ static void conv_group(const conv_prepared *p, const float *in, const float *fil
             ember_f32_pack_b(p->kernel->nr, (size_t)p->depth, (size_t)count, in + j,
                              (size_t)p->in_pixels, 1, columns);
         else
-            ember_conv_pack_im2col(p, in, j, count, p->kernel->nr, columns);
+            ember_conv_pack_im2col(p, in, j, count, p->kernel->nr, columns,
+                                   columns + (size_t)p->depth * (size_t)p->block);
         ember_f32_gemm_packed(p->kernel, (size_t)p->group_out, (size_t)count, (size_t)p->depth,
                               filter, columns, out + j, row_bytes, &params);
     }

@@ -51,7 +51,7 @@ void ember_conv_few_pixels_run(const conv_prepared *p, const float *in, const fl
     const float *columns = in;
     size_t column_stride = (size_t)p->in_pixels;
     if (!p->pointwise) {
-        ember_conv_pack_im2col(p, in, 0, (int64_t)n, n, scratch);
+        ember_conv_pack_im2col(p, in, 0, (int64_t)n, n, scratch, NULL);
         columns = scratch;
         column_stride = n;
         scratch += round_up_floats(k * n);

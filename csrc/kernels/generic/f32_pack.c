@@ -8,6 +8,8 @@
  */
 #include "kernels/kernels.h"
 
+#include <string.h>
+
 size_t ember_f32_packed_a_floats(size_t mr, size_t m, size_t k)
 {
     return (m + mr - 1) / mr * mr * k;
@@ -21,6 +23,10 @@ size_t ember_f32_packed_b_floats(size_t nr, size_t k, size_t n)
 void ember_f32_pack_a(size_t mr, size_t m, size_t k, const float *a, size_t rs, size_t cs,
                       float *packed)
 {
+    if (rs == 1) { /* a column of A is contiguous: B's layout of A^T, and its fast path */
+        ember_f32_pack_b(mr, k, m, a, cs, 1, packed);
+        return;
+    }
     for (size_t i0 = 0; i0 < m; i0 += mr) {
         const size_t rows = m - i0 < mr ? m - i0 : mr;
         for (size_t p = 0; p < k; p++) {
@@ -37,38 +43,66 @@ void ember_f32_pack_a(size_t mr, size_t m, size_t k, const float *a, size_t rs, 
     }
 }
 
+/* A whole panel of contiguous rows (cs = 1, nr columns), nr a constant once inlined: each
+ * row is one fixed-size copy the compiler turns into vector moves, four rows per loop
+ * test (aarch64: 0.57 instructions per float packed where the general loop below spent
+ * 3.7, for a 1x1 conv's input of 128 x 3025). */
+static inline __attribute__((always_inline)) void
+whole_panel(size_t nr, size_t k, const float *src, size_t rs, float *packed)
+{
+    size_t p = 0;
+    for (; p + 4 <= k; p += 4, src += 4 * rs, packed += 4 * nr) { /* one loop test per 4 */
+        memcpy(packed, src, nr * sizeof(float));
+        memcpy(packed + nr, src + rs, nr * sizeof(float));
+        memcpy(packed + 2 * nr, src + 2 * rs, nr * sizeof(float));
+        memcpy(packed + 3 * nr, src + 3 * rs, nr * sizeof(float));
+    }
+    for (; p < k; p++, src += rs, packed += nr) {
+        memcpy(packed, src, nr * sizeof(float));
+    }
+}
+
+/* The fast path where it applies: a whole panel of a kernel's width, rows contiguous. */
+static int packed_whole_panel(size_t nr, size_t k, size_t cols, const float *src, size_t rs,
+                              size_t cs, float *packed)
+{
+    if (cs != 1 || cols != nr) {
+        return 0;
+    }
+    switch (nr) {
+    case 4: whole_panel(4, k, src, rs, packed); return 1;
+    case 6: whole_panel(6, k, src, rs, packed); return 1; /* AVX2's mr, as pack_a's A^T */
+    case 8: whole_panel(8, k, src, rs, packed); return 1;
+    case 16: whole_panel(16, k, src, rs, packed); return 1;
+    case 32: whole_panel(32, k, src, rs, packed); return 1;
+    default: return 0;
+    }
+}
+
+void ember_f32_pack_b_rows(size_t nr, size_t k, size_t n, const float *b, size_t rs,
+                           size_t cs, float *packed, size_t panel_floats)
+{
+    for (size_t j0 = 0; j0 < n; j0 += nr, packed += panel_floats) {
+        const size_t cols = n - j0 < nr ? n - j0 : nr;
+        if (packed_whole_panel(nr, k, cols, b + j0 * cs, rs, cs, packed)) {
+            continue;
+        }
+        float *row = packed;
+        for (size_t p = 0; p < k; p++, row += nr) {
+            const float *src = b + p * rs + j0 * cs;
+            size_t j = 0;
+            for (; j < cols; j++) {
+                row[j] = src[j * cs];
+            }
+            for (; j < nr; j++) {
+                row[j] = 0.0f;
+            }
+        }
+    }
+}
+
 void ember_f32_pack_b(size_t nr, size_t k, size_t n, const float *b, size_t rs, size_t cs,
                       float *packed)
 {
-    for (size_t j0 = 0; j0 < n; j0 += nr) {
-        const size_t cols = n - j0 < nr ? n - j0 : nr;
-        for (size_t p = 0; p < k; p++) {
-            const float *src = b + p * rs + j0 * cs;
-            size_t j = 0;
-            if (cs == 1) {
-                /* Blocks of 8 through a local: fixed-size copies the compiler inlines as
-                 * vector moves (a memcpy call per short row cost more than the copy). */
-                for (; j + 8 <= cols; j += 8) {
-                    float block[8];
-                    for (size_t t = 0; t < 8; t++) {
-                        block[t] = src[j + t];
-                    }
-                    for (size_t t = 0; t < 8; t++) {
-                        packed[j + t] = block[t];
-                    }
-                }
-                for (; j < cols; j++) {
-                    packed[j] = src[j];
-                }
-            } else {
-                for (; j < cols; j++) {
-                    packed[j] = src[j * cs];
-                }
-            }
-            for (; j < nr; j++) {
-                packed[j] = 0.0f;
-            }
-            packed += nr;
-        }
-    }
+    ember_f32_pack_b_rows(nr, k, n, b, rs, cs, packed, nr * k);
 }
