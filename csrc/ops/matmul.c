@@ -294,6 +294,13 @@ static void multiply(const matmul_prepared *p, const float *a, int64_t a_index,
                      const float *packed_b, int64_t rows, float *c, float *a_scratch)
 {
     const ember_f32_gemm_params base = {NULL, p->bias_col, 0, p->min, p->max};
+    if (rows == 1 && p->packed_a == NULL && (!p->transpose_a || p->m == 1)) {
+        /* one row, contiguous either way: a GEMV reads it in place (a one-frame layer) */
+        ember_f32_gemm_params params = base;
+        params.bias_row = p->bias_row;
+        p->kernel->gemv(p->kernel->nr, (size_t)p->n, (size_t)p->k, a, packed_b, c, &params);
+        return;
+    }
     for (int64_t i = 0; i < rows; i += p->row_block) {
         const int64_t count = rows - i < p->row_block ? rows - i : p->row_block;
         const float *packed_a;
