@@ -83,9 +83,9 @@ ember_status ember_conv_tap_ranges(conv_prepared *p, const ember_node *node);
 ember_status ember_conv_pixel_taps(conv_prepared *p, const ember_node *node);
 
 /* Columns [first, first + count) of the im2col matrix of one group, in packed-B layout
- * of panels nr wide (conv_im2col.c); nr = count gives the plain row-major matrix. For
- * nr < count, `rows` is scratch of ember_conv_im2col_rows_floats(p) floats (count ≤
- * p->block); for nr = count it is not used. */
+ * of panels nr wide (conv_im2col.c); nr = count gives the plain row-major matrix.
+ * `rows` is scratch of ember_conv_im2col_rows_floats(p) floats (count ≤ p->block). The
+ * plain matrix needs 8 floats of room after it (its rows are moved in blocks of 8). */
 size_t ember_conv_im2col_rows_floats(const conv_prepared *p);
 void ember_conv_pack_im2col(const conv_prepared *p, const float *input, int64_t first,
                             int64_t count, size_t nr, float *packed, float *rows);

@@ -34,11 +34,12 @@ static size_t round_up_floats(size_t floats)
     return (floats + 15) / 16 * 16; /* 64 bytes */
 }
 
-/* [im2col K × N (not for pointwise)][A panels][C^T N × group_out] */
+/* [im2col K × N and its build scratch (not for pointwise)][A panels][C^T N × group_out] */
 size_t ember_conv_few_pixels_scratch(const conv_prepared *p)
 {
     const size_t n = (size_t)p->out_pixels, k = (size_t)p->depth;
-    const size_t columns = p->pointwise ? 0 : round_up_floats(k * n);
+    const size_t columns = p->pointwise ? 0 : round_up_floats(k * n + 8) +
+                                                  round_up_floats(ember_conv_im2col_rows_floats(p));
     return (columns + round_up_floats(ember_f32_packed_a_floats(p->kernel->mr, n, k)) +
             n * (size_t)p->group_out) * sizeof(float);
 }
@@ -51,10 +52,11 @@ void ember_conv_few_pixels_run(const conv_prepared *p, const float *in, const fl
     const float *columns = in;
     size_t column_stride = (size_t)p->in_pixels;
     if (!p->pointwise) {
-        ember_conv_pack_im2col(p, in, 0, (int64_t)n, n, scratch, NULL);
+        float *build = scratch + round_up_floats(k * n + 8); /* 8: room the build may use */
+        ember_conv_pack_im2col(p, in, 0, (int64_t)n, n, scratch, build);
         columns = scratch;
         column_stride = n;
-        scratch += round_up_floats(k * n);
+        scratch = build + round_up_floats(ember_conv_im2col_rows_floats(p));
     }
     float *panels = scratch;
     float *transposed = panels + round_up_floats(ember_f32_packed_a_floats(p->kernel->mr, n, k));

@@ -98,19 +98,22 @@ static ALWAYS_INLINE void cursor_copy(panel_cursor *c, const float *plane, int64
     }
 }
 
+/* Slack after each build buffer: a stride-1 run is moved in whole blocks of 8 floats,
+ * so it may read up to 7 floats past its source and write up to 7 past its destination
+ * (which the next run, written after it, overwrites). */
+#define RUN_SLACK 8
+
 /* n floats from src (every s-th when s > 1) to dst: short runs (an image row) in fixed
- * blocks the compiler inlines as vector moves, not a memcpy call each. */
+ * blocks the compiler inlines as vector moves, with no tail loop. */
 static ALWAYS_INLINE void copy_run(float *restrict dst, const float *restrict src, int64_t s,
                                    int64_t n)
 {
-    int64_t i = 0;
     if (s == 1) {
-        for (; i + 8 <= n; i += 8)
-            memcpy(dst + i, src + i, 8 * sizeof(float));
-        for (; i + 4 <= n; i += 4)
-            memcpy(dst + i, src + i, 4 * sizeof(float));
+        for (int64_t i = 0; i < n; i += RUN_SLACK)
+            memcpy(dst + i, src + i, RUN_SLACK * sizeof(float));
+        return;
     }
-    for (; i < n; i++)
+    for (int64_t i = 0; i < n; i++)
         dst[i] = src[i * s];
 }
 
@@ -120,50 +123,76 @@ static ALWAYS_INLINE void zero_run(float *dst, int64_t n)
         dst[i] = 0.0f;
 }
 
-/* Row (kh, kw) of one channel's im2col for pixels [first, first + count): per output row
- * a zero border, one copy (contiguous for stride 1) and a border. */
-static void im2col_row_2d(const conv_prepared *p, const float *plane, int64_t kh, int64_t kw,
-                          int64_t first, int64_t count, float *row)
+/* The input rows and columns output rows [oh0, oh1] of a 2-d conv read, zero-padded:
+ * band row r is input row top + r (top = oh0·sh − pad_top), band column x input column
+ * x − pad_left. */
+typedef struct padded_band {
+    int64_t oh0, top, height, width;
+} padded_band;
+
+static padded_band band_of(const conv_prepared *p, int64_t first, int64_t count)
 {
-    const int64_t out_w = p->out_dims[1], in_h = p->in_dims[0], in_w = p->in_dims[1];
-    const int64_t sw = p->stride[1];
-    const int64_t lo = p->tap_range[2 * kw], hi = p->tap_range[2 * kw + 1];
-    const int64_t dx = kw * p->dilation[1] - p->pad_before[1];
-    const int64_t dy = kh * p->dilation[0] - p->pad_before[0];
+    const int64_t out_w = p->out_dims[1], oh0 = first / out_w, oh1 = (first + count - 1) / out_w;
+    const padded_band band = {oh0, oh0 * p->stride[0] - p->pad_before[0],
+                              (oh1 - oh0) * p->stride[0] + (p->kernel_dims[0] - 1) * p->dilation[0] + 1,
+                              (out_w - 1) * p->stride[1] + (p->kernel_dims[1] - 1) * p->dilation[1] + 1};
+    return band;
+}
+
+static void fill_band(const conv_prepared *p, const float *plane, const padded_band *band,
+                      float *dst)
+{
+    const int64_t in_h = p->in_dims[0], in_w = p->in_dims[1], left = p->pad_before[1];
+    const int64_t x0 = left > 0 ? left : 0;                              /* inside: [x0, x1) */
+    const int64_t x1 = in_w + left < band->width ? in_w + left : band->width;
+    for (int64_t r = 0; r < band->height; r++, dst += band->width) {
+        const int64_t y = band->top + r;
+        if (y < 0 || y >= in_h || x0 >= x1) {
+            zero_run(dst, band->width);
+            continue;
+        }
+        zero_run(dst, x0);
+        memcpy(dst + x0, plane + y * in_w + (x0 - left), (size_t)(x1 - x0) * sizeof(float));
+        zero_run(dst + x1, band->width - x1);
+    }
+}
+
+/* Row (kh, kw) of one channel's im2col for pixels [first, first + count), from its
+ * padded band: per output row one copy (contiguous for stride 1), no border cases. */
+static void im2col_row_2d(const conv_prepared *p, const float *band_data,
+                          const padded_band *band, int64_t kh, int64_t kw, int64_t first,
+                          int64_t count, float *row)
+{
+    const int64_t out_w = p->out_dims[1], sh = p->stride[0], sw = p->stride[1];
+    const float *tap = band_data + kh * p->dilation[0] * band->width + kw * p->dilation[1];
     int64_t oh = first / out_w, ow = first % out_w;
     for (int64_t j = 0; j < count; oh++, ow = 0) {
         const int64_t run = out_w - ow < count - j ? out_w - ow : count - j;
-        const int64_t ih = oh * p->stride[0] + dy;
-        const int64_t a = lo > ow ? lo : ow;                 /* valid outputs */
-        const int64_t b = hi < ow + run - 1 ? hi : ow + run - 1;
-        if (ih >= 0 && ih < in_h && a <= b) {
-            zero_run(row + j, a - ow);
-            copy_run(row + j + (a - ow), plane + ih * in_w + a * sw + dx, sw, b - a + 1);
-            zero_run(row + j + (b - ow) + 1, ow + run - 1 - b);
-        } else {
-            zero_run(row + j, run);
-        }
+        copy_run(row + j, tap + (oh - band->oh0) * sh * band->width + ow * sw, sw, run);
         j += run;
     }
 }
 
 /*
  * pack_im2col for 2-d convolutions, the common case: one channel's taps at a time, built
- * as plain rows (for nr = count they are the destination), then packed into the panels
- * by the GEMM's packing, which moves whole panel rows. Writing the panels directly in
- * pieces that end at panel edges cost 10+ instructions per value on small images (13
- * wide rows against 8-wide panels); this costs about 2.
+ * as plain rows (for nr = count they are the destination) from the channel's zero-padded
+ * band, then packed into the panels by the GEMM's packing, which moves whole panel rows.
+ * Writing the panels directly in pieces that end at panel edges, with the borders cut per
+ * piece, cost 10+ instructions per value on small images (13-wide rows against 8-wide
+ * panels).
  */
 static void pack_im2col_2d(const conv_prepared *p, const float *input, int64_t first,
                            int64_t count, int64_t nr, float *packed, float *rows)
 {
     const int64_t taps = p->kernel_dims[0] * p->kernel_dims[1];
+    const padded_band band = band_of(p, first, count);
+    float *band_data = rows + taps * p->block + RUN_SLACK;
     for (int64_t c = 0; c < p->group_in; c++) {
-        const float *plane = input + c * p->in_pixels;
+        fill_band(p, input + c * p->in_pixels, &band, band_data);
         float *dst = nr == count ? packed + c * taps * count : rows;
         for (int64_t kh = 0; kh < p->kernel_dims[0]; kh++)
             for (int64_t kw = 0; kw < p->kernel_dims[1]; kw++)
-                im2col_row_2d(p, plane, kh, kw, first, count,
+                im2col_row_2d(p, band_data, &band, kh, kw, first, count,
                               dst + (kh * p->kernel_dims[1] + kw) * count);
         if (nr != count)
             ember_f32_pack_b_rows((size_t)nr, (size_t)taps, (size_t)count, rows, (size_t)count,
@@ -246,7 +275,16 @@ static void pack_im2col_nd(const conv_prepared *p, const float *input, int64_t f
 
 size_t ember_conv_im2col_rows_floats(const conv_prepared *p)
 {
-    return p->spatial == 2 ? (size_t)(p->kernel_dims[0] * p->kernel_dims[1] * p->block) : 0;
+    if (p->spatial != 2)
+        return 0;
+    /* the rows of one channel's taps, then the largest band a block of pixels reads
+     * (a block spans at most block / out_w + 2 output rows) */
+    const int64_t out_w = p->out_dims[1];
+    int64_t rows = p->block / out_w + 2;
+    rows = rows < p->out_dims[0] ? rows : p->out_dims[0];
+    const padded_band band = band_of(p, 0, rows * out_w);
+    return (size_t)(p->kernel_dims[0] * p->kernel_dims[1] * p->block + RUN_SLACK +
+                    band.height * band.width + RUN_SLACK);
 }
 
 void ember_conv_pack_im2col(const conv_prepared *p, const float *input, int64_t first,

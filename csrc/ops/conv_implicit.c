@@ -49,9 +49,15 @@
  * 2.96 -> 2.94 (even), 64 -> 256 at 13×13 0.63 -> 0.69 (15 of 13 columns wide); a 1×1
  * stride-2 conv saves no copy at all (0.68 -> 0.78 for 256 -> 512); and to aarch64
  * instruction counts (Cortex-A76): 128 -> 128 at 28×28 44.5M -> 44.3M (even), 256 -> 256
- * at 14×14 41.7M -> 46.7M, 128 -> 32 at 56×56 77.3M -> 54.4M.
+ * at 14×14 41.7M -> 46.7M, 128 -> 32 at 56×56 77.3M -> 54.4M. Since im2col builds its rows
+ * from a padded band and packs them whole (conv_im2col.c) it copies for a third of the
+ * instructions on aarch64, and NEON has its own cost, fitted to Cortex-A76 counts (3×3,
+ * im2col vs in place, millions): 128 -> 128 at 28×28 39.2 vs 41.3, 32 -> 128 at 27×27
+ * 9.0 vs 10.0, 64 -> 96 at 28×28 14.7 vs 15.7, but 192 -> 64 at 28×28 33.5 vs 31.2 and
+ * 128 -> 32 at 56×56 53.9 vs 41.0. x86 keeps its fit: in place stayed ahead there.
  */
-#define COPY_COST 32.0
+#define COPY_COST_X86 32.0
+#define COPY_COST_NEON 15.0
 
 static int in_place_pays(const conv_prepared *p, int64_t width, int phases_used)
 {
@@ -60,11 +66,13 @@ static int in_place_pays(const conv_prepared *p, int64_t width, int phases_used)
     const int64_t columns = (p->out_pixels + nr - 1) / nr * nr;
     const int64_t wide = ((p->out_dims[0] - 1) * width + p->out_dims[1] + nr - 1) / nr * nr;
     const int64_t taps = p->kernel_dims[0] * p->kernel_dims[1];
-    /* the offset load and address add: ~1/20 of x86's k step, ~1/9 of NEON's */
-    const double overhead = p->kernel->isa == EMBER_ISA_NEON_AARCH64 ||
-                            p->kernel->isa == EMBER_ISA_NEON_ARMV7 ? 0.11 : 0.05;
+    /* the offset load and address add: ~1/20 of x86's k step, ~1/12 of NEON's (80
+     * instructions per 4 steps against 74) */
+    const int neon = p->kernel->isa == EMBER_ISA_NEON_AARCH64 ||
+                     p->kernel->isa == EMBER_ISA_NEON_ARMV7;
+    const double overhead = neon ? 0.08 : 0.05, copy = neon ? COPY_COST_NEON : COPY_COST_X86;
     return (double)rows * ((double)wide * (1.0 + overhead) - (double)columns) <
-           COPY_COST * (double)columns * (1.0 - (double)phases_used / (double)taps);
+           copy * (double)columns * (1.0 - (double)phases_used / (double)taps);
 }
 
 /* Rows and columns a tap reaches past its output pixel, in phase-plane units. */
