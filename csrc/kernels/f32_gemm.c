@@ -2,10 +2,11 @@
  * ember_f32_gemm_packed / _indirect — the driver: walks a GEMM in mr × nr tiles, over
  * packed operands or with B read in place.
  *
- * Loop order (BLIS's; the kc split only for B in place, see below): rows of A are taken in blocks of
- * EMBER_F32_GEMM_A_BLOCK_BYTES (sized to stay in L2); inside a block, columns are the
- * outer loop and rows the inner one, so one packed B panel (k × nr floats) stays hot in
- * L1 while the block's A panels (k × mr each) stream past it from L2. Each B panel is
+ * Loop order (BLIS's; K split in passes for B in place, or packed and past L2: see below):
+ * rows of A are taken in blocks of EMBER_F32_GEMM_A_BLOCK_BYTES (sized to stay in L2);
+ * inside a block, columns are the outer loop and rows the inner one, so one packed B
+ * panel (k × nr floats) stays hot in L1 while the block's A panels (k × mr each) stream
+ * past it from L2. Each B panel is
  * then read once per A block instead of once per A panel, and the A block is read from
  * L2 for every B panel rather than from memory.
  *
@@ -27,6 +28,25 @@
  * 56x56: 3.9 -> 3.6 ms on x86). Packed B is contiguous and runs K whole. */
 #define EMBER_F32_GEMM_INDIRECT_KC 256
 
+/* K per pass of the packed form when its B outgrows L2 (a transposed conv's filter, a
+ * matmul's weights): with K whole, an A block holds few rows (its panels must fit
+ * EMBER_F32_GEMM_A_BLOCK_BYTES) and every block re-reads all of B from L3 or memory;
+ * in passes of at most this many rows of K, one block covers more rows and a pass reads
+ * its slice of B once per block (ResNet50's 7×7 stage on x86, in the model: 14.6 ->
+ * 12.7 ms). Smaller B (a conv's im2col block, ≤ 512 KB) stays in L2 and runs K whole:
+ * the extra passes over C cost more there. */
+#define EMBER_F32_GEMM_PACKED_KC 384
+#define EMBER_F32_GEMM_B_CACHED_BYTES (1024 * 1024)
+
+/* Rows per A block in passes of kc: a multiple of mr, at least one panel. */
+static size_t rows_per_block(size_t mr, size_t kc, size_t m)
+{
+    if (kc == 0)
+        return m;
+    const size_t panels = EMBER_F32_GEMM_A_BLOCK_BYTES / (kc * mr * sizeof(float));
+    return panels > 1 ? panels * mr : mr;
+}
+
 /*
  * The walk of both forms, in passes over K of kc (the last one applies the epilogue;
  * the others accumulate into C, unclamped): B's column tile j, rows [k0, k0 + kc), is
@@ -38,15 +58,7 @@ static void walk(const ember_f32_gemm_kernel *kernel, size_t m, size_t n, size_t
                  size_t c_row_stride, const ember_f32_gemm_params *params)
 {
     const size_t mr = kernel->mr, nr = kernel->nr;
-    /* Rows per A block: a multiple of mr, at least one panel. */
-    size_t block_rows = mr;
-    if (kc > 0) {
-        const size_t panels = EMBER_F32_GEMM_A_BLOCK_BYTES / (kc * mr * sizeof(float));
-        if (panels > 1)
-            block_rows = panels * mr;
-    } else {
-        block_rows = m;
-    }
+    const size_t block_rows = rows_per_block(mr, kc, m);
     for (size_t k0 = 0; k0 < k || k0 == 0; k0 += kc) {
         const size_t k_pass = k - k0 < kc ? k - k0 : kc;
         const int last = k0 + k_pass >= k;
@@ -88,7 +100,14 @@ void ember_f32_gemm_packed(const ember_f32_gemm_kernel *kernel, size_t m, size_t
                            const float *a_packed, const float *b_packed, float *c,
                            size_t c_row_stride, const ember_f32_gemm_params *params)
 {
-    walk(kernel, m, n, k, k, a_packed, b_packed, NULL, c, c_row_stride, params);
+    size_t kc = k;
+    if (k > EMBER_F32_GEMM_PACKED_KC && m > rows_per_block(kernel->mr, k, m) &&
+        ember_f32_packed_b_floats(kernel->nr, k, n) * sizeof(float) >
+            EMBER_F32_GEMM_B_CACHED_BYTES) {
+        const size_t passes = (k + EMBER_F32_GEMM_PACKED_KC - 1) / EMBER_F32_GEMM_PACKED_KC;
+        kc = (k + passes - 1) / passes;
+    }
+    walk(kernel, m, n, k, kc, a_packed, b_packed, NULL, c, c_row_stride, params);
 }
 
 void ember_f32_gemm_indirect(const ember_f32_gemm_kernel *kernel, size_t m, size_t n, size_t k,
