@@ -218,9 +218,30 @@ static ember_status math_infer(ember_node *node, const ember_value *const *input
     return EMBER_OK;
 }
 
+/* erf has a vectorised kernel family (csrc/kernels/README.md gives its error bound, about
+ * 1 ulp as glibc's erff); the others go through the table's scalar function. */
+typedef struct math_prepared {
+    ember_f32_vunary_fn fn;
+} math_prepared;
+
+static ember_status math_prepare(ember_prepare_context *ctx, void **out)
+{
+    const ember_f32_vunary_kernel *kernel =
+        ctx->node->op->variant == ERF ? ctx->kernels->f32_verf : NULL;
+    *out = NULL;
+    if (kernel == NULL || kernel->fn == NULL)
+        return EMBER_OK;
+    math_prepared *p = malloc(sizeof *p);
+    if (p == NULL)
+        return ember_node_error(ctx->node, EMBER_ERROR_MEMORY, "out of memory");
+    p->fn = kernel->fn;
+    *out = p;
+    return EMBER_OK;
+}
+
 static void math_run(const ember_node *node, void *prepared, const ember_op_io *io)
 {
-    (void)prepared;
+    const math_prepared *prep = prepared;
     const math_function *f = &functions[node->op->variant];
     const math_params *p = node->attributes;
     const ember_tensor *x = io->inputs[0];
@@ -243,6 +264,10 @@ static void math_run(const ember_node *node, void *prepared, const ember_op_io *
     default: {
         const float *in = x->data;
         float *out = io->output->data;
+        if (prep != NULL) {
+            prep->fn((size_t)n, in, out);
+            break;
+        }
         for (int64_t i = 0; i < n; i++)
             out[i] = f->f32(in[i], p);
         break;
@@ -255,7 +280,8 @@ static void math_run(const ember_node *node, void *prepared, const ember_op_io *
                                         .params = params_,                                 \
                                         .param_count = sizeof params_ / sizeof *params_,   \
                                         .parse = math_parse, .infer = math_infer,          \
-                                        .run = math_run};
+                                        .prepare = math_prepare, .run = math_run,          \
+                                        .free_prepared = free};
 #define MATH_OP(symbol, nnef_name, variant_) MATH_OP_WITH(symbol, nnef_name, variant_, plain_params)
 MATH_OP(floor, "floor", FLOOR)
 MATH_OP(ceil, "ceil", CEIL)

@@ -1,7 +1,8 @@
-"""Real recurrent and branching models on aarch64 and armv7 (under QEMU): the main
-silero-vad model (its If on the sample rate kept in the plan, LSTM inside) and torch's
-bidirectional LSTM with a dynamic time axis, cooked on the host, run by the cross-built
-ember-run, and compared with the host's C runtime."""
+"""Real voice models on aarch64 and armv7 (under QEMU): the main silero-vad model (its If
+on the sample rate kept in the plan, LSTM inside), torch's bidirectional LSTM with a
+dynamic time axis and torch's transformer encoder (attention's softmax rows, erf GELU,
+LayerNorm), cooked on the host, run by the cross-built ember-run, and compared with the
+host's C runtime."""
 import importlib.util
 import os
 import sys
@@ -30,16 +31,25 @@ def silero():
     return model.into_model(), inputs
 
 
-def torch_lstm():
+def torch_model(name, shape):
     import zoo
     model = zoo.randomized_model(os.path.join(ROOT, "tests", "data", "torch",
-                                              "lstm.dynamo.onnx"), seed=0)
-    x = np.random.default_rng(1).standard_normal((2, 13, 40)).astype(np.float32)
+                                              f"{name}.onnx"), seed=0)
+    x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
     return cook_onnx.load(model).into_model(), [x]
 
 
+def torch_lstm():
+    return torch_model("lstm.dynamo", (2, 13, 40))
+
+
+def torch_encoder():
+    return torch_model("encoder.dynamo", (1, 23, 40))
+
+
 @pytest.mark.parametrize("arch", ["aarch64", "armv7"])
-@pytest.mark.parametrize("name, make", [("silero_vad", silero), ("torch_lstm", torch_lstm)])
+@pytest.mark.parametrize("name, make", [("silero_vad", silero), ("torch_lstm", torch_lstm),
+                                        ("torch_encoder", torch_encoder)])
 def test_model_matches_the_host_under_qemu(arch, name, make, tmp_path):
     cross.require_cross(arch)
     cross.cross_build(arch)

@@ -9,6 +9,7 @@ wrapper that runs a cross-built ember-run under QEMU).
 """
 import importlib.util
 import itertools
+import math
 import os
 import subprocess
 import tempfile
@@ -361,13 +362,45 @@ def test_local_response_normalization(size, alpha, beta):
                      f"alpha = {alpha}, beta = {beta}, bias = {bias});"], expected)
 
 
-@pytest.mark.parametrize("axes", [[1], [2], [1, 2], [0, 3], None], ids=str)
+def softmax_of(x, axis):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+@pytest.mark.parametrize("axes", [[1], [2], [1, 2], [0, 3], None, [3], [2, 3], [3, 2]],
+                         ids=str)
 def test_softmax(axes):
+    """Innermost axes ([3], [2, 3] in either order) take the contiguous-row path."""
     x = rand(3, 7, 5, 4, low=-5, high=5)
     attr = "" if axes is None else f", axes = {nnef_list(axes)}"
-    axis = tuple(axes or [1])
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
-    check({"x": x}, [f"y = softmax(x{attr});"], e / e.sum(axis=axis, keepdims=True))
+    check({"x": x}, [f"y = softmax(x{attr});"], softmax_of(x, tuple(axes or [1])))
+
+
+@pytest.mark.parametrize("length", [1, 8, 37, 300])
+def test_softmax_rows(length):
+    """Contiguous rows across the eight max / sum lanes and their tail; large values
+    (exp would overflow without the max) and -inf members (exp 0)."""
+    x = rand(6, length, low=-30, high=30)
+    x[1] += 500.0
+    x[2, 1::3] = -np.inf
+    check({"x": x}, ["y = softmax(x, axes = [1]);"], softmax_of(x.astype(np.float64), 1)
+          .astype(np.float32))
+
+
+def test_softmax_row_with_nan_is_nan():
+    x = rand(2, 19)
+    x[0, 11] = np.nan
+    (got,) = run({"x": x}, ["y = softmax(x, axes = [1]);"], ("y",))
+    assert np.isnan(got[0]).all()
+    np.testing.assert_allclose(got[1], softmax_of(x[1:], 1)[0], rtol=RTOL, atol=ATOL)
+
+
+def test_erf():
+    """tract_onnx_erf through the CPU's vectorised kernel, within about 1 ulp of erf."""
+    x = np.concatenate([np.linspace(-6, 6, 1001), [0.0, -0.0, 1e-30, np.inf, -np.inf]])
+    x = x.astype(np.float32)
+    expected = np.array([math.erf(v) for v in x.astype(np.float64)], np.float32)
+    check({"x": x}, ["y = tract_onnx_erf(x);"], expected)
 
 
 # ---------------------------------------------------------------- shape ops
