@@ -13,7 +13,8 @@
  * The reference implementation visits every window cell of every output, checking
  * each against the borders: simple and exact. The usual case — windows over the last
  * two dims only (NCHW) — has a fast path that computes, per output row and column, the
- * range of window cells inside the input, so its inner loops have no checks.
+ * range of window cells inside the input, so its inner loops have no checks; stride-1
+ * pools that keep the plane's size go a whole plane at a time (pool_plane.c).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@
 #include "core/shape.h"
 #include "ops/nd.h"
 #include "ops/ops.h"
+#include "ops/pool.h"
 
 #define MAX_GEOMETRY ((int64_t)1 << 30)
 
@@ -241,28 +243,6 @@ static void pool_planar(const pool_attributes *a, int variant, const ember_tenso
  * of that row. A k×k window then costs k loads per input column plus k per output instead
  * of k² per output, and neither loop checks borders.
  */
-#define ROW_BLOCK 8 /* fixed-length inner loops: vectorised even by -O2's cheap model */
-
-static void reduce_rows_max(float *restrict acc, const float *restrict row, int64_t n)
-{
-    int64_t x = 0;
-    for (; x + ROW_BLOCK <= n; x += ROW_BLOCK)
-        for (int k = 0; k < ROW_BLOCK; k++)
-            acc[x + k] = row[x + k] > acc[x + k] ? row[x + k] : acc[x + k];
-    for (; x < n; x++)
-        acc[x] = row[x] > acc[x] ? row[x] : acc[x];
-}
-
-static void reduce_rows_sum(float *restrict acc, const float *restrict row, int64_t n)
-{
-    int64_t x = 0;
-    for (; x + ROW_BLOCK <= n; x += ROW_BLOCK)
-        for (int k = 0; k < ROW_BLOCK; k++)
-            acc[x + k] += row[x + k];
-    for (; x < n; x++)
-        acc[x] += row[x];
-}
-
 /* Max over the cells of a kw-wide window starting at `left` that fall inside [0, in_w). */
 static float border_max(const float *acc, int64_t left, int64_t kw, int64_t in_w)
 {
@@ -340,13 +320,49 @@ static int planar_rows_fit(const pool_attributes *a, int rank)
     return is_planar(a, rank) && a->dilate[rank - 2] == 1 && a->dilate[rank - 1] == 1;
 }
 
-/* The planar fast path needs one input row of scratch; the other paths nothing. */
+/* The whole-plane path's geometry, when the pool fits it: planar, undilated, stride 1,
+ * and padded to keep the size (k - 1 cells in all, none negative). */
+static int same_plane_fits(const pool_attributes *a, int variant, const int64_t *in_shape,
+                           int rank, ember_pool_plane *g)
+{
+    if (!planar_rows_fit(a, rank))
+        return 0;
+    const int h = rank - 2, w = rank - 1;
+    g->h = in_shape[h];
+    g->w = in_shape[w];
+    g->kh = a->window[h];
+    g->kw = a->window[w];
+    g->top = a->pad_before[h];
+    g->left = a->pad_before[w];
+    g->is_max = variant == MAX_POOL;
+    g->normalize = variant != MAX_POOL && a->normalize;
+    g->divide_inside = a->border == BORDER_IGNORE;
+    return a->step[h] == 1 && a->step[w] == 1 && g->top >= 0 && g->top < g->kh &&
+           g->left >= 0 && g->left < g->kw && g->h > 0 && g->w > 0;
+}
+
+typedef enum { GENERAL, PER_ROW, WHOLE_PLANE } pool_path;
+
+/* The path and its scratch: a plane for the whole-plane path, one input row for the
+ * per-row path. The output keeps the input's size exactly when the padding says so. */
 static ember_status pool_prepare(ember_prepare_context *ctx, void **out)
 {
-    *out = NULL;
     const ember_value *x = ember_node_input(ctx->model, ctx->node, 0);
-    if (planar_rows_fit(ctx->node->attributes, x->rank))
+    const ember_value *y = &ctx->model->values[ctx->node->output];
+    pool_path *path = malloc(sizeof *path);
+    if (path == NULL)
+        return ember_node_error(ctx->node, EMBER_ERROR_MEMORY, "out of memory");
+    *out = path;
+    ember_pool_plane g;
+    *path = GENERAL;
+    if (same_plane_fits(ctx->node->attributes, ctx->node->op->variant, x->shape, x->rank, &g) &&
+        y->shape[x->rank - 2] == g.h && y->shape[x->rank - 1] == g.w) {
+        *path = WHOLE_PLANE;
+        ctx->scratch_bytes = (size_t)(g.h * g.w) * sizeof(float);
+    } else if (planar_rows_fit(ctx->node->attributes, x->rank)) {
+        *path = PER_ROW;
         ctx->scratch_bytes = (size_t)x->shape[x->rank - 1] * sizeof(float);
+    }
     return EMBER_OK;
 }
 
@@ -376,10 +392,7 @@ static void pool_planar_rows(const pool_attributes *a, int variant, const ember_
             if (rows > 0) {
                 memcpy(acc, in + (top + lo_h) * in_w, (size_t)in_w * sizeof(float));
                 for (int64_t i = lo_h + 1; i <= hi_h; i++) {
-                    if (is_max)
-                        reduce_rows_max(acc, in + (top + i) * in_w, in_w);
-                    else
-                        reduce_rows_sum(acc, in + (top + i) * in_w, in_w);
+                    ember_pool_combine(acc, in + (top + i) * in_w, in_w, is_max);
                 }
             }
             int64_t ow = 0;
@@ -431,7 +444,16 @@ static void pool_planar_rows(const pool_attributes *a, int variant, const ember_
 
 static void pool_run(const ember_node *node, void *prepared, const ember_op_io *io)
 {
-    if (io->scratch != NULL && planar_rows_fit(node->attributes, io->inputs[0]->rank)) {
+    const pool_path path = prepared != NULL ? *(const pool_path *)prepared : GENERAL;
+    const ember_tensor *x = io->inputs[0], *y = io->output;
+    ember_pool_plane g;
+    if (path == WHOLE_PLANE &&
+        same_plane_fits(node->attributes, node->op->variant, x->shape, x->rank, &g)) {
+        ember_pool_same_planes(&g, ember_shape_count(x->shape, x->rank - 2), x->data, y->data,
+                               io->scratch);
+        return;
+    }
+    if (path == PER_ROW) {
         pool_planar_rows(node->attributes, node->op->variant, io->inputs[0], io->output,
                          io->scratch);
         return;
@@ -440,9 +462,7 @@ static void pool_run(const ember_node *node, void *prepared, const ember_op_io *
         pool_planar(node->attributes, node->op->variant, io->inputs[0], io->output);
         return;
     }
-    (void)prepared;
     const pool_attributes *a = node->attributes;
-    const ember_tensor *x = io->inputs[0];
     const int rank = x->rank, variant = node->op->variant;
     const float *in = x->data;
     float *out = io->output->data;
@@ -500,10 +520,10 @@ static const ember_op_param pool_params[] = {
 
 const ember_op ember_op_max_pool = {.name = "max_pool", .variant = MAX_POOL,
     .params = pool_params, .param_count = 6, .parse = pool_parse, .infer = pool_infer,
-    .prepare = pool_prepare, .run = pool_run};
+    .prepare = pool_prepare, .run = pool_run, .free_prepared = free};
 const ember_op ember_op_avg_pool = {.name = "avg_pool", .variant = AVG_POOL,
     .params = pool_params, .param_count = 6, .parse = pool_parse, .infer = pool_infer,
-    .prepare = pool_prepare, .run = pool_run};
+    .prepare = pool_prepare, .run = pool_run, .free_prepared = free};
 const ember_op ember_op_box = {.name = "box", .variant = BOX, .params = pool_params,
     .param_count = 7, .parse = pool_parse, .infer = pool_infer, .prepare = pool_prepare,
-    .run = pool_run};
+    .run = pool_run, .free_prepared = free};
