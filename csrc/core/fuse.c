@@ -1,6 +1,7 @@
 /*
  * Epilogue fusion: let a GEMM-based op (conv, matmul) do the cheap elementwise work that
- * follows it while the result is still in registers.
+ * follows it while the result is still in registers; and a mul by a per-axis constant
+ * (a BatchNorm's scale left before a conv) the add and clamp after it, in its one pass.
  *
  * Starting from the GEMM node's output, we follow the chain of single consumers and
  * absorb, in order:
@@ -59,45 +60,27 @@ static int fuse_clamp(ember_epilogue *epilogue, float lo, float hi)
     return 1;
 }
 
-/* The axis along which constant `k` varies once aligned right to `out`: -2 if it is a
- * scalar broadcast, -1 if it varies along several axes or would change the shape. */
-static int bias_axis(const ember_value *k, const ember_value *out)
-{
-    int axis = -2;
-    if (k->rank > out->rank)
-        return -1;
-    for (int i = 0; i < k->rank; i++) {
-        const int o = i + out->rank - k->rank;
-        if (k->shape[i] == 1)
-            continue;
-        if (k->shape[i] != out->shape[o] || axis != -2)
-            return -1;
-        axis = o;
-    }
-    return axis;
-}
-
 /* Fold constant `k` into the epilogue bias along the axis it varies on. The bias is
  * accumulated in a float array of the output axis' length, so several adds (tract may
  * emit a bias add and a BatchNorm shift) fold into one. Returns 1 when fused. */
-static int fuse_bias(const ember_node *gemm, const ember_value *out, const ember_value *k,
-                     ember_epilogue *epilogue)
+static int fuse_bias(const ember_model *model, const ember_node *gemm, const ember_value *out,
+                     const ember_value *k, ember_epilogue *epilogue)
 {
     if (k->constant == NULL || k->datum_type != EMBER_F32 || epilogue->min != -INFINITY ||
         epilogue->max != INFINITY)
         return 0;
-    int axis = bias_axis(k, out);
+    int axis = ember_shape_varying_axis(k->shape, k->rank, out->shape, out->rank);
     if (axis == -1)
         return 0;
     if (axis == -2) { /* scalar: along the axis already used, or the op's first choice */
         axis = epilogue->bias != NULL ? epilogue->bias_axis : -1;
         for (int a = out->rank - 1; a >= 0 && axis < 0; a--)
-            if (gemm->op->accepts_bias_axis(gemm, out, a))
+            if (gemm->op->accepts_bias_axis(model, gemm, out, a))
                 axis = a;
         if (axis < 0)
             return 0;
     }
-    if (!gemm->op->accepts_bias_axis(gemm, out, axis) ||
+    if (!gemm->op->accepts_bias_axis(model, gemm, out, axis) ||
         (epilogue->bias != NULL && epilogue->bias_axis != axis))
         return 0;
     const int64_t length = out->shape[axis];
@@ -157,7 +140,7 @@ static int absorb(const ember_model *model, const ember_node *gemm, const ember_
         constant_scalar(&model->values[consumer->inputs[2]], &hi))
         return lo <= hi && fuse_clamp(epilogue, lo, hi);
     if (is_op(consumer, "add") && other->constant != NULL)
-        return fuse_bias(gemm, out, other, epilogue);
+        return fuse_bias(model, gemm, out, other, epilogue);
     if (is_op(consumer, "add"))
         return fuse_residual(model, gemm, out, (int)(other - model->values), epilogue);
     return 0;

@@ -117,8 +117,9 @@ typedef struct ember_op {
     ember_status (*infer)(ember_node *node, const ember_value *const *inputs,
                           ember_value *output);
     /* For EMBER_OP_FUSES_EPILOGUE ops: whether a bias along output `axis` can be fused
-     * (after whatever ctx already holds). */
-    int (*accepts_bias_axis)(const ember_node *node, const ember_value *output, int axis);
+     * (after whatever ctx already holds); `model` holds the node's operands. */
+    int (*accepts_bias_axis)(const ember_model *model, const ember_node *node,
+                             const ember_value *output, int axis);
     /* For EMBER_OP_FUSES_EPILOGUE ops, may be NULL (never): whether the run can add a
      * residual tensor of the output's shape before the clamp. */
     int (*accepts_residual)(const ember_node *node);

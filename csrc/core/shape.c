@@ -127,6 +127,22 @@ int ember_shape_equal(const int64_t *a, int rank_a, const int64_t *b, int rank_b
     return 1;
 }
 
+int ember_shape_varying_axis(const int64_t *k, int rank_k, const int64_t *out, int rank_out)
+{
+    int axis = -2;
+    if (rank_k > rank_out)
+        return -1;
+    for (int i = 0; i < rank_k; i++) {
+        const int o = i + rank_out - rank_k;
+        if (k[i] == 1)
+            continue;
+        if (k[i] != out[o] || axis != -2)
+            return -1;
+        axis = o;
+    }
+    return axis;
+}
+
 /* Messages quote shapes the way numpy users read them; truncation keeps a message
  * intact even for absurd ranks. */
 const char *ember_shape_format(const int64_t *shape, int rank, char *buf, size_t capacity)

@@ -47,6 +47,11 @@ void ember_broadcast_strides(const int64_t *in, int rank_in, const int64_t *out,
 
 int ember_shape_equal(const int64_t *a, int rank_a, const int64_t *b, int rank_b);
 
+/* The one axis of `out` along which a tensor of shape `k` varies once aligned right to
+ * `out` (a per-channel constant: its channel axis); -2 if it has a single item, -1 if
+ * it varies along several axes or is not broadcastable to `out` without growing it. */
+int ember_shape_varying_axis(const int64_t *k, int rank_k, const int64_t *out, int rank_out);
+
 /* "[1, 3, 224, 224]" into buf (always NUL-terminated; truncated with "…" if long). */
 const char *ember_shape_format(const int64_t *shape, int rank, char *buf, size_t capacity);
 

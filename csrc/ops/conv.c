@@ -207,8 +207,10 @@ static int conv_accepts_residual(const ember_node *node)
     return !((const conv_attributes *)node->attributes)->depthwise;
 }
 
-static int conv_accepts_bias_axis(const ember_node *node, const ember_value *output, int axis)
+static int conv_accepts_bias_axis(const ember_model *model, const ember_node *node,
+                                  const ember_value *output, int axis)
 {
+    (void)model;
     (void)node;
     (void)output;
     return axis == 1;

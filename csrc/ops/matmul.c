@@ -82,8 +82,10 @@ static ember_status matmul_infer(ember_node *node, const ember_value *const *inp
     return EMBER_OK;
 }
 
-static int matmul_accepts_bias_axis(const ember_node *node, const ember_value *output, int axis)
+static int matmul_accepts_bias_axis(const ember_model *model, const ember_node *node,
+                                    const ember_value *output, int axis)
 {
+    (void)model;
     (void)node;
     return axis == output->rank - 1 || axis == output->rank - 2;
 }

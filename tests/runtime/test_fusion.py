@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import ember.runtime as rt
-from test_ops import check, rand, ref_conv, write_plan
+from test_ops import check, rand, ref_conv, run, write_plan
 
 
 # path: (x shape, filter shape, padding, stride) — which conv.c path runs it on x86 AVX2
@@ -80,3 +80,72 @@ def test_depthwise_conv_keeps_its_add():
     body = ["c = conv(x, w, b, padding = [(1, 1), (1, 1)], groups = 0);", "y = add(c, r);"]
     check({"x": x, "r": r}, body, conv + r, {"w": w, "b": b})
     assert "add" in ops_run({"x": x, "r": r}, body, ["y"], {"w": w, "b": b})
+
+
+# ---------------------------------------------------------------- mul by a constant
+
+# (x shape, k shape, b shape or None, after): the scale's epilogue cases
+SCALES = {
+    "batchnorm-relu": ((1, 6, 5, 7), (1, 6, 1, 1), (1, 6, 1, 1), "relu"),
+    "scalar-k-channel-b-clamp": ((2, 4, 3, 5), (), (4, 1, 1), "clamp"),
+    "layernorm-affine": ((1, 9, 16), (16,), (16,), None),
+    "channel-k-scalar-b": ((1, 3, 4, 4), (1, 3, 1, 1), (), "relu"),
+}
+
+
+def scale_body(b_shape, after):
+    body = ["s = mul(x, k);"]
+    last = "s"
+    if b_shape is not None:
+        body.append("t = add(s, b);")
+        last = "t"
+    if after == "relu":
+        body.append(f"y = relu({last});")
+    elif after == "clamp":
+        body.append(f"y = clamp({last}, 0.0, 0.5);")
+    else:
+        body[-1] = body[-1].replace(f"{last} =", "y =", 1)
+    return body
+
+
+@pytest.mark.parametrize("case", sorted(SCALES))
+def test_add_and_clamp_fold_into_a_scale(case):
+    """mul by a per-axis constant, then add of a constant on that axis and a clamp: one
+    pass, with each step rounded as the unfused ops round it (so equal to the last bit)."""
+    xs, ks, bs, after = SCALES[case]
+    x, k = rand(*xs), rand(*ks) * 2
+    variables = {"k": k}
+    expected = x * k
+    if bs is not None:
+        variables["b"] = rand(*bs)
+        expected = expected + variables["b"]
+    if after == "relu":
+        expected = np.maximum(expected, 0)
+    elif after == "clamp":
+        expected = np.clip(expected, 0, 0.5)
+    body = scale_body(bs, after)
+    (got,) = run({"x": x}, body, ("y",), variables)
+    np.testing.assert_array_equal(got, expected.astype(np.float32))
+    assert ops_run({"x": x}, body, ["y"], variables) == ["mul"]
+
+
+def test_bias_on_another_axis_keeps_the_add():
+    x, k, b = rand(1, 4, 3, 5), rand(1, 4, 1, 1), rand(1, 1, 1, 5)
+    body = ["s = mul(x, k);", "t = add(s, b);", "y = relu(t);"]
+    check({"x": x}, body, np.maximum(x * k + b, 0), {"k": k, "b": b})
+    assert ops_run({"x": x}, body, ["y"], {"k": k, "b": b}) == ["mul", "add", "relu"]
+
+
+def test_product_of_two_tensors_absorbs_only_the_relu():
+    x, z = rand(1, 4, 3, 5), rand(1, 4, 3, 5)
+    body = ["s = mul(x, z);", "y = relu(s);"]
+    check({"x": x, "z": z}, body, np.maximum(x * z, 0), {})
+    assert ops_run({"x": x, "z": z}, body, ["y"], {}) == ["mul"]
+
+
+def test_scale_read_twice_is_not_fused():
+    """The product is needed as is by a second reader: the add stays its own node."""
+    x, k, b = rand(1, 3, 4, 4), rand(1, 3, 1, 1), rand(1, 3, 1, 1)
+    body = ["s = mul(x, k);", "t = add(s, b);", "y = add(t, s);"]
+    check({"x": x}, body, (x * k + b) + x * k, {"k": k, "b": b})
+    assert ops_run({"x": x}, body, ["y"], {"k": k, "b": b}) == ["mul", "add", "add"]
