@@ -311,6 +311,14 @@ static int mul_accepts_bias_axis(const ember_model *model, const ember_node *nod
            (k_axis == -2 || k_axis == axis);
 }
 
+static int uniform(const float *v, int64_t n)
+{
+    for (int64_t i = 1; i < n; i++)
+        if (v[i] != v[0] || signbit(v[i]) != signbit(v[0]))
+            return 0;
+    return 1;
+}
+
 static ember_status mul_prepare(ember_prepare_context *ctx, void **out)
 {
     const ember_epilogue *e = ctx->epilogue;
@@ -337,6 +345,8 @@ static ember_status mul_prepare(ember_prepare_context *ctx, void **out)
             return ember_node_error(ctx->node, EMBER_ERROR_MEMORY, "out of memory");
         memcpy(p->bias, e->bias, (size_t)e->bias_length * sizeof(float));
         ctx->packed_bytes += (size_t)e->bias_length * sizeof(float);
+        if (p->k_step == 0 && uniform(p->bias, e->bias_length))
+            axis = -2; /* a single k and a single b (hardswish's x/6 + 1/2): one long row */
     }
     p->outer = axis < 0 ? 1 : ember_shape_count(y->shape, axis);
     p->length = axis < 0 ? 1 : y->shape[axis];
@@ -352,6 +362,8 @@ static void mul_free(void *prepared)
         free(p->bias);
     free(p);
 }
+
+#define SCALE_BLOCK 1024
 
 /* The fused clamp over n items of y, in place. */
 static void clamp_in_place(float *y, int64_t n, float min, float max)
@@ -405,17 +417,19 @@ static void mul_run(const ember_node *node, void *prepared, const ember_op_io *i
         return;
     }
     for (int64_t o = 0; o < p->outer; o++) {
-        for (int64_t c = 0; c < p->length; c++, x += p->inner, y += p->inner) {
-            const float scale = k[c * p->k_step];
-            if (p->bias != NULL) {
-                const float b = p->bias[c];
-                for (int64_t i = 0; i < p->inner; i++)
-                    y[i] = x[i] * scale + b;
-            } else {
-                for (int64_t i = 0; i < p->inner; i++)
-                    y[i] = x[i] * scale;
+        for (int64_t c = 0; c < p->length; c++) {
+            const float scale = k[c * p->k_step], b = p->bias != NULL ? p->bias[c] : 0.0f;
+            /* in blocks, so the clamp finds each one still in L1 */
+            for (int64_t n, i0 = 0; i0 < p->inner; i0 += n, x += n, y += n) {
+                n = p->inner - i0 < SCALE_BLOCK ? p->inner - i0 : SCALE_BLOCK;
+                if (p->bias != NULL)
+                    for (int64_t i = 0; i < n; i++)
+                        y[i] = x[i] * scale + b;
+                else
+                    for (int64_t i = 0; i < n; i++)
+                        y[i] = x[i] * scale;
+                clamp_in_place(y, n, p->min, p->max);
             }
-            clamp_in_place(y, p->inner, p->min, p->max); /* the row is still in L1 */
         }
     }
 }

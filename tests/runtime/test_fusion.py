@@ -90,6 +90,8 @@ SCALES = {
     "scalar-k-channel-b-clamp": ((2, 4, 3, 5), (), (4, 1, 1), "clamp"),
     "layernorm-affine": ((1, 9, 16), (16,), (16,), None),
     "channel-k-scalar-b": ((1, 3, 4, 4), (1, 3, 1, 1), (), "relu"),
+    "wide-planes": ((1, 3, 40, 37), (1, 3, 1, 1), (1, 3, 1, 1), "relu"),  # 1024-item blocks
+    "hardsigmoid": ((2, 4, 30, 31), (), (), "clamp"),  # one long row of single k and b
 }
 
 
