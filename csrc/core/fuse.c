@@ -12,7 +12,9 @@
  *     before the GEMM node runs, as the residual (ops that accept one; before any clamp):
  *     a ResNet block's skip connection then costs no pass of its own;
  *   - relu(x), max(x, k), min(x, k) with k a constant scalar, and clamp(x, a, b) with
- *     constant scalar bounds, into the clamp bounds.
+ *     constant scalar bounds, into the clamp bounds;
+ *   - mul(x, g) / mul(g, x), g a computed tensor the host op accepts as a gate (a scale
+ *     takes its own operand: hardswish), last: nothing is absorbed after it.
  * A value that is a graph output, or read by more than one node, stops the chain: its
  * bytes must exist unclamped. Each absorbed node becomes an alias of the GEMM output.
  */
@@ -129,6 +131,13 @@ static int absorb(const ember_model *model, const ember_node *gemm, const ember_
     if (consumer->input_count == 2)
         other = &model->values[consumer->inputs[consumer->inputs[0] == v ? 1 : 0]];
     float k, lo, hi;
+    if (epilogue->gate >= 0) /* the gate comes last */
+        return 0;
+    if (is_op(consumer, "mul") && other->constant == NULL && gemm->op->accepts_gate != NULL &&
+        gemm->op->accepts_gate(model, gemm, (int)(other - model->values))) {
+        epilogue->gate = (int)(other - model->values);
+        return 1;
+    }
     if (is_op(consumer, "relu"))
         return fuse_clamp(epilogue, 0.0f, INFINITY);
     if (is_op(consumer, "max") && constant_scalar(other, &k))
@@ -187,6 +196,7 @@ ember_status ember_fuse_epilogues(const ember_model *model, const uint8_t *live,
         epilogues[n].bias_length = 0;
         epilogues[n].bias_axis = -1;
         epilogues[n].residual = -1;
+        epilogues[n].gate = -1;
         for (size_t i = 0; live[n] && i < model->nodes[n].input_count; i++) {
             uses.count[model->nodes[n].inputs[i]]++;
             uses.consumer[model->nodes[n].inputs[i]] = (int)n;

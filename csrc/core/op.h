@@ -69,7 +69,9 @@ enum {
 
 /* Work folded into a GEMM-based op from the nodes that consumed its result:
  * out = clamp(op(x) + bias + residual, min, max), bias broadcast along one output axis,
- * residual a computed tensor of the output's shape (a ResNet block's skip connection). */
+ * residual a computed tensor of the output's shape (a ResNet block's skip connection);
+ * then, with a gate, out · g (hardswish: x · clamp(x/6 + 1/2, 0, 1), the host being the
+ * scale x/6 and g its own operand x). */
 typedef struct ember_epilogue {
     float min, max;          /* -INFINITY / INFINITY when no clamp was fused */
     float *bias;             /* bias_length floats along output axis bias_axis, or NULL */
@@ -77,6 +79,7 @@ typedef struct ember_epilogue {
     int bias_axis;
     int residual;            /* value id of the residual, -1 for none: the run finds its
                                 tensor in ember_op_io.residual */
+    int gate;                /* value id of the gate, -1 for none (the host reads it) */
 } ember_epilogue;
 
 /* What prepare works with, and what it reports back. */
@@ -123,6 +126,9 @@ typedef struct ember_op {
     /* For EMBER_OP_FUSES_EPILOGUE ops, may be NULL (never): whether the run can add a
      * residual tensor of the output's shape before the clamp. */
     int (*accepts_residual)(const ember_node *node);
+    /* For EMBER_OP_FUSES_EPILOGUE ops, may be NULL (never): whether the run can multiply
+     * its clamped result by value `gate`, last. */
+    int (*accepts_gate)(const ember_model *model, const ember_node *node, int gate);
     /* NULL: no prepared state and no scratch. */
     ember_status (*prepare)(ember_prepare_context *ctx, void **out_prepared);
     void (*run)(const ember_node *node, void *prepared, const ember_op_io *io);

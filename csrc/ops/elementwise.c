@@ -283,6 +283,7 @@ typedef struct mul_prepared {
     int64_t k_step;                /* 1 along that axis, 0 for a single item */
     float *bias;                   /* length items, or NULL */
     float min, max;
+    int gate;                      /* times x, last (hardswish) */
 } mul_prepared;
 
 /* Whether mul `node` is a scale: *x_operand, and *axis (-2 when k is a single item). */
@@ -319,6 +320,14 @@ static int uniform(const float *v, int64_t n)
     return 1;
 }
 
+/* The gate a scale takes is its own operand x: hardswish, x · clamp(x·k + b, 0, 1). */
+static int mul_accepts_gate(const ember_model *model, const ember_node *node, int gate)
+{
+    int x_operand, axis;
+    return scale_operands(model, node, &model->values[node->output], &x_operand, &axis) &&
+           node->inputs[x_operand] == gate;
+}
+
 static ember_status mul_prepare(ember_prepare_context *ctx, void **out)
 {
     const ember_epilogue *e = ctx->epilogue;
@@ -332,10 +341,11 @@ static ember_status mul_prepare(ember_prepare_context *ctx, void **out)
     int axis;
     p->scale = scale_operands(ctx->model, ctx->node, y, &p->x_operand, &axis);
     if (!p->scale)
-        return e != NULL && e->bias != NULL
+        return e != NULL && (e->bias != NULL || e->gate >= 0)
                    ? ember_node_error(ctx->node, EMBER_ERROR_INVALID,
-                                      "a bias was fused into a mul that is not a scale")
+                                      "a bias or gate was fused into a mul that is not a scale")
                    : EMBER_OK;
+    p->gate = e != NULL && e->gate >= 0;
     const ember_value *k = ember_node_input(ctx->model, ctx->node, 1 - p->x_operand);
     p->k_step = ember_shape_count(k->shape, k->rank) == 1 ? 0 : 1;
     if (e != NULL && e->bias != NULL) {
@@ -363,8 +373,6 @@ static void mul_free(void *prepared)
     free(p);
 }
 
-#define SCALE_BLOCK 1024
-
 /* The fused clamp over n items of y, in place. */
 static void clamp_in_place(float *y, int64_t n, float min, float max)
 {
@@ -374,6 +382,42 @@ static void clamp_in_place(float *y, int64_t n, float min, float max)
     const int64_t strides[] = {1, 0, 0};
     clamp_row(0, n, in, strides, y);
 }
+
+/* The rest of the epilogue over n items of y, x being the scale's operand (never y's
+ * memory: both are alive at this step, so the arena keeps them apart). */
+static void finish_block(const mul_prepared *p, const float *x, float *y, int64_t n)
+{
+    clamp_in_place(y, n, p->min, p->max);
+    if (p->gate)
+        for (int64_t i = 0; i < n; i++)
+            y[i] *= x[i];
+}
+
+/* One loop per epilogue shape: each step as its own op would round it, the clamp with
+ * comparisons (a NaN stays NaN; infinite bounds change nothing). */
+#define SCALE_LOOP(VALUE, RESULT)                                                          \
+    for (int64_t i = 0; i < n; i++) {                                                      \
+        float t = (VALUE);                                                                 \
+        t = t < lo ? lo : t;                                                               \
+        t = t > hi ? hi : t;                                                               \
+        y[i] = (RESULT);                                                                   \
+    }
+
+/* n items sharing one scale s and bias b (a channel's plane, or the whole tensor). */
+static void scale_run_of(const mul_prepared *p, int64_t n, const float *x, float s, float b,
+                         float *y)
+{
+    const float lo = p->min, hi = p->max;
+    if (p->bias != NULL && p->gate)
+        SCALE_LOOP(x[i] * s + b, x[i] * t)
+    else if (p->bias != NULL)
+        SCALE_LOOP(x[i] * s + b, t)
+    else if (p->gate)
+        SCALE_LOOP(x[i] * s, x[i] * t)
+    else
+        SCALE_LOOP(x[i] * s, t)
+}
+#undef SCALE_LOOP
 
 /* y[c] = x[c]·k[c] (+ b[c]) along one row of the scale's axis. */
 static void scale_along_row(const mul_prepared *p, const float *x, const float *k, float *y)
@@ -412,32 +456,21 @@ static void mul_run(const ember_node *node, void *prepared, const ember_op_io *i
     if (p->inner == 1) { /* the innermost axis (LayerNorm's gamma, beta): rows along it */
         for (int64_t o = 0; o < p->outer; o++, x += p->length, y += p->length) {
             scale_along_row(p, x, k, y);
-            clamp_in_place(y, p->length, p->min, p->max);
+            finish_block(p, x, y, p->length);
         }
         return;
     }
-    for (int64_t o = 0; o < p->outer; o++) {
-        for (int64_t c = 0; c < p->length; c++) {
-            const float scale = k[c * p->k_step], b = p->bias != NULL ? p->bias[c] : 0.0f;
-            /* in blocks, so the clamp finds each one still in L1 */
-            for (int64_t n, i0 = 0; i0 < p->inner; i0 += n, x += n, y += n) {
-                n = p->inner - i0 < SCALE_BLOCK ? p->inner - i0 : SCALE_BLOCK;
-                if (p->bias != NULL)
-                    for (int64_t i = 0; i < n; i++)
-                        y[i] = x[i] * scale + b;
-                else
-                    for (int64_t i = 0; i < n; i++)
-                        y[i] = x[i] * scale;
-                clamp_in_place(y, n, p->min, p->max);
-            }
-        }
-    }
+    for (int64_t o = 0; o < p->outer; o++)
+        for (int64_t c = 0; c < p->length; c++, x += p->inner, y += p->inner)
+            scale_run_of(p, p->inner, x, k[c * p->k_step], p->bias != NULL ? p->bias[c] : 0.0f,
+                         y);
 }
 
 const ember_op ember_op_mul = {.name = "mul", .variant = MUL, .params = binary_params,
     .param_count = 2, .flags = EMBER_OP_BINARY | EMBER_OP_FUSES_EPILOGUE,
     .infer = binary_infer, .accepts_bias_axis = mul_accepts_bias_axis,
-    .prepare = mul_prepare, .run = mul_run, .free_prepared = mul_free};
+    .accepts_gate = mul_accepts_gate, .prepare = mul_prepare, .run = mul_run,
+    .free_prepared = mul_free};
 
 /* ---------------------------------------------------------------- unary */
 

@@ -151,3 +151,35 @@ def test_scale_read_twice_is_not_fused():
     body = ["s = mul(x, k);", "t = add(s, b);", "y = add(t, s);"]
     check({"x": x}, body, (x * k + b) + x * k, {"k": k, "b": b})
     assert ops_run({"x": x}, body, ["y"], {"k": k, "b": b}) == ["mul", "add", "add"]
+
+
+@pytest.mark.parametrize("gate", ["mul(x, g)", "mul(g, x)"])
+@pytest.mark.parametrize("shape", [(1, 4, 7, 9), (1, 3, 40, 37)], ids=str)
+def test_hardswish_folds_into_one_scale(gate, shape):
+    """x · clamp(x/6 + 1/2, 0, 1): the scale hosts the add, the clamp and the gate (its
+    own operand x), and rounds each step as the unfused ops do."""
+    x = rand(*shape, low=-5, high=5)
+    body = ["s = mul(x, 0.16666667);", "t = add(s, 0.5);", "g = clamp(t, 0.0, 1.0);",
+            f"y = {gate};"]
+    g = np.clip(x * np.float32(0.16666667) + np.float32(0.5), 0, 1)
+    (got,) = run({"x": x}, body, ("y",), {})
+    np.testing.assert_array_equal(got, (x * g).astype(np.float32))
+    assert ops_run({"x": x}, body, ["y"], {}) == ["mul"]
+
+
+def test_a_gate_that_is_not_the_scales_operand_stays():
+    """hardsigmoid(x) applied to another tensor (a squeeze-excite's channel weights)."""
+    x, z = rand(1, 4, 1, 1), rand(1, 4, 5, 5)
+    body = ["s = mul(x, 0.16666667);", "t = add(s, 0.5);", "g = clamp(t, 0.0, 1.0);",
+            "y = mul(z, g);"]
+    check({"x": x, "z": z}, body, z * np.clip(x * np.float32(0.16666667) + 0.5, 0, 1), {})
+    assert ops_run({"x": x, "z": z}, body, ["y"], {}) == ["mul", "mul"]
+
+
+def test_nothing_folds_after_the_gate():
+    x = rand(1, 3, 6, 6, low=-5, high=5)
+    body = ["s = mul(x, 0.16666667);", "t = add(s, 0.5);", "g = clamp(t, 0.0, 1.0);",
+            "h = mul(x, g);", "y = relu(h);"]
+    check({"x": x}, body, np.maximum(x * np.clip(x * np.float32(0.16666667) + 0.5, 0, 1), 0),
+          {})
+    assert ops_run({"x": x}, body, ["y"], {}) == ["mul", "relu"]
