@@ -17,6 +17,9 @@ typedef struct prepare_work {
     int *fused_into;         /* per node: the GEMM node that absorbed it, or -1 */
     ember_epilogue *epilogues; /* per node */
     int *storage;            /* per value: the value whose bytes it uses */
+    size_t *storage_offset;  /* per value: where in them (a concat's input) */
+    int *parent;             /* per representative: the concat it was placed in, or -1 */
+    size_t *parent_offset;   /* per representative: its byte offset there */
     size_t *scratch_bytes;   /* per node */
     ember_arena_request *requests; /* per value, then per node's scratch */
 } prepare_work;
@@ -29,6 +32,9 @@ static void work_free(prepare_work *work, size_t node_count)
     free(work->fused_into);
     free(work->epilogues);
     free(work->storage);
+    free(work->storage_offset);
+    free(work->parent);
+    free(work->parent_offset);
     free(work->scratch_bytes);
     free(work->requests);
 }
@@ -75,6 +81,105 @@ static void assign_storage(const ember_model *model, const prepare_work *work)
         else if (node->op->flags & EMBER_OP_VIEW)
             work->storage[node->output] = work->storage[node->inputs[0]];
     }
+}
+
+/* ---------------------------------------------------------------- 3b. concat in place */
+
+/*
+ * A concat with nothing but 1s before its axis (batch 1, along the channels) lays its
+ * inputs end to end: each is a slice of the output. Its inputs' producers can then write
+ * straight into their slices and the concat copies nothing (concat.c skips an input
+ * already in place): each input's representative is placed inside the concat's, at its
+ * offset. Concats inside concats (DenseNet's growing features) nest. The arena sees one
+ * buffer, alive from the first producer to the last reader of any part of it.
+ *
+ * Left in their own storage (the concat copies them): graph inputs and outputs,
+ * constants, a representative already placed in an earlier concat or given twice to
+ * this one, and outputs of ops that decide their size, run bodies (control flow) or
+ * assign several results.
+ */
+static size_t value_bytes(const ember_value *value)
+{
+    size_t bytes = 0;
+    ember_shape_bytes(value->shape, value->rank, ember_datum_size(value->datum_type), &bytes);
+    return bytes; /* checked at load */
+}
+
+/* The axis a concat joins along when its inputs are slices of its output, else -1. */
+static int sliced_axis(const ember_model *model, const ember_node *node)
+{
+    const ember_value *y = &model->values[node->output];
+    int axis = 0;
+    for (size_t i = 0; i < node->input_count; i++)
+        for (int d = 0; d < y->rank; d++)
+            if (model->values[node->inputs[i]].shape[d] != y->shape[d]) {
+                axis = d;
+                break;
+            }
+    return ember_shape_count(y->shape, axis) == 1 ? axis : -1;
+}
+
+static int may_write_into(const ember_model *model, const prepare_work *work,
+                          const uint8_t *pinned, int rep, size_t bytes)
+{
+    const ember_value *value = &model->values[rep];
+    if (pinned[rep] || value->constant != NULL || work->parent[rep] >= 0 ||
+        value->producer < 0 || value_bytes(value) != bytes)
+        return 0;
+    const ember_node *producer = &model->nodes[value->producer];
+    return work->live[value->producer] && work->fused_into[value->producer] < 0 &&
+           producer->output_count <= 1 &&
+           !(producer->op->flags & (EMBER_OP_VIEW | EMBER_OP_CONTROL | EMBER_OP_DECIDES_SIZE));
+}
+
+static void place_concat_inputs(const ember_model *model, const prepare_work *work,
+                                const uint8_t *pinned, const ember_node *node)
+{
+    const int into = work->storage[node->output];
+    size_t offset = 0;
+    for (size_t i = 0; i < node->input_count; i++) {
+        const int rep = work->storage[node->inputs[i]];
+        const size_t bytes = value_bytes(&model->values[node->inputs[i]]);
+        int repeated = 0;
+        for (size_t j = 0; j < node->input_count; j++)
+            repeated |= j != i && work->storage[node->inputs[j]] == rep;
+        if (bytes > 0 && rep != into && !repeated &&
+            may_write_into(model, work, pinned, rep, bytes)) {
+            work->parent[rep] = into;
+            work->parent_offset[rep] = offset;
+        }
+        offset += bytes;
+    }
+}
+
+/* Place concat inputs, then resolve every value to its outermost buffer and offset. */
+static ember_status place_concats(const ember_model *model, const prepare_work *work)
+{
+    uint8_t *pinned = calloc(model->value_count + 1, 1);
+    if (pinned == NULL)
+        return ember_error_set(EMBER_ERROR_MEMORY, "out of memory preparing the model");
+    for (size_t i = 0; i < model->input_count; i++)
+        pinned[work->storage[model->inputs[i]]] = 1;
+    for (size_t i = 0; i < model->output_count; i++)
+        pinned[work->storage[model->outputs[i]]] = 1;
+    for (size_t v = 0; v < model->value_count; v++)
+        work->parent[v] = -1;
+    for (size_t n = 0; n < model->node_count; n++) {
+        const ember_node *node = &model->nodes[n];
+        if (work->live[n] && work->fused_into[n] < 0 && strcmp(node->op->name, "concat") == 0 &&
+            sliced_axis(model, node) >= 0)
+            place_concat_inputs(model, work, pinned, node);
+    }
+    free(pinned);
+    for (size_t v = 0; v < model->value_count; v++) {
+        int rep = work->storage[v];
+        size_t offset = 0;
+        for (; work->parent[rep] >= 0; rep = work->parent[rep])
+            offset += work->parent_offset[rep];
+        work->storage[v] = rep;
+        work->storage_offset[v] = offset;
+    }
+    return EMBER_OK;
 }
 
 /* ---------------------------------------------------------------- 4. prepare ops */
@@ -192,7 +297,8 @@ static ember_status place_tensors(ember_instance *instance, const prepare_work *
         memcpy(tensor->shape, value->shape, sizeof tensor->shape);
         tensor->data = rep->constant != NULL
                            ? (void *)rep->constant /* read only: no op writes its inputs */
-                           : instance->arena + work->requests[work->storage[v]].offset;
+                           : instance->arena + work->requests[work->storage[v]].offset +
+                                 work->storage_offset[v];
     }
     for (size_t n = 0; n < model->node_count; n++) {
         const ember_arena_request *scratch = &work->requests[model->value_count + n];
@@ -235,13 +341,16 @@ static ember_status prepare(ember_instance *instance, prepare_work *work)
     work->fused_into = calloc(nodes + 1, sizeof(int));
     work->epilogues = calloc(nodes + 1, sizeof(ember_epilogue));
     work->storage = calloc(values + 1, sizeof(int));
+    work->storage_offset = calloc(values + 1, sizeof(size_t));
+    work->parent = calloc(values + 1, sizeof(int));
+    work->parent_offset = calloc(values + 1, sizeof(size_t));
     work->scratch_bytes = calloc(nodes + 1, sizeof(size_t));
     work->requests = calloc(values + nodes + 1, sizeof(ember_arena_request));
     instance->tensors = calloc(values + 1, sizeof(ember_tensor));
     instance->steps = calloc(nodes + 1, sizeof(ember_step));
     instance->step_count = instance->steps ? nodes : 0;
     if (!work->live || !work->fused_into || !work->epilogues || !work->storage ||
-        !work->scratch_bytes || !work->requests || !instance->tensors || !instance->steps)
+        !work->storage_offset || !work->parent || !work->parent_offset || !work->scratch_bytes || !work->requests || !instance->tensors || !instance->steps)
         return ember_error_set(EMBER_ERROR_MEMORY, "out of memory preparing the model");
 
     mark_live(model, work->live);
@@ -250,7 +359,9 @@ static ember_status prepare(ember_instance *instance, prepare_work *work)
     if (status != EMBER_OK)
         return status;
     assign_storage(model, work);
-    status = prepare_steps(instance, work);
+    status = place_concats(model, work);
+    if (status == EMBER_OK)
+        status = prepare_steps(instance, work);
     if (status == EMBER_OK)
         status = place_tensors(instance, work);
     if (status == EMBER_OK)

@@ -2,6 +2,8 @@
  * concat([x…], axis): inputs of one datum type and rank, equal except along `axis`.
  * Seen from `axis`, every tensor is `outer` rows of (extent × inner) items; the output
  * row is the inputs' rows side by side, so the copy is one memcpy per input per row.
+ * An input whose producer wrote it in place (core/instance.c places the inputs of a
+ * concat of one row inside its output) is not copied.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -78,7 +80,7 @@ static void concat_run(const ember_node *node, void *prepared, const ember_op_io
         const size_t row = (size_t)(x->shape[axis] * inner) * item;
         const uint8_t *src = x->data;
         uint8_t *dst = (uint8_t *)y->data + column;
-        for (int64_t r = 0; r < outer && row > 0; r++)
+        for (int64_t r = 0; r < outer && row > 0 && src != dst; r++)
             memcpy(dst + (size_t)r * out_row, src + (size_t)r * row, row);
         column += row;
     }
