@@ -8,7 +8,8 @@
  *                 add that consume it alone; those consumers become aliases;
  *   3. storage    every value gets a storage representative: itself, or for an alias
  *                 (fused consumer, view op such as reshape) the value whose bytes it
- *                 shares; constants are their own storage and never copied;
+ *                 shares; constants are their own storage and never copied; a one-row
+ *                 concat's inputs are placed inside its output (an offset there);
  *   4. prepare    each remaining node's op packs weights and asks for scratch;
  *   5. arena      (arena.c) one block holds every representative and scratch buffer,
  *                 placed by lifetime so that values not alive at the same time share
