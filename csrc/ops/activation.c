@@ -1,6 +1,7 @@
 #include "ops/activation.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const names[] = {
@@ -53,4 +54,18 @@ void ember_activation_apply(const ember_activation *f, ember_f32_vunary_fn sigmo
         default: break;
         }
     }
+}
+
+ember_status ember_prepare_vunary(ember_prepare_context *ctx,
+                                  const ember_f32_vunary_kernel *kernel, void **out)
+{
+    *out = NULL;
+    if (kernel == NULL || kernel->fn == NULL)
+        return EMBER_OK;
+    ember_f32_vunary_fn *fn = malloc(sizeof *fn);
+    if (fn == NULL)
+        return ember_node_error(ctx->node, EMBER_ERROR_MEMORY, "out of memory");
+    *fn = kernel->fn;
+    *out = fn;
+    return EMBER_OK;
 }

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 
+#include "core/op.h"
 #include "kernels/kernels.h"
 
 typedef enum ember_activation_kind {
@@ -27,5 +28,11 @@ void ember_activation_defaults(ember_activation *f);
 /* x[i] = f(x[i]) for i < n. */
 void ember_activation_apply(const ember_activation *f, ember_f32_vunary_fn sigmoid,
                             ember_f32_vunary_fn tanh_, float *x, size_t n);
+
+/* The prepared state of an op that runs one vectorised kernel (exp, sigmoid, tanh, erf,
+ * softmax's exp): *out becomes a malloc'd copy of kernel's function (an
+ * ember_f32_vunary_fn *, released with free), or NULL when kernel is NULL or has none. */
+ember_status ember_prepare_vunary(ember_prepare_context *ctx,
+                                  const ember_f32_vunary_kernel *kernel, void **out);
 
 #endif /* EMBER_OPS_ACTIVATION_H */

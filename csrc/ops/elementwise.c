@@ -15,6 +15,7 @@
 
 #include "core/op.h"
 #include "core/shape.h"
+#include "ops/activation.h"
 #include "ops/binary_any.h"
 #include "ops/items.h"
 #include "ops/ops.h"
@@ -580,41 +581,28 @@ static ember_status unary_infer(ember_node *node, const ember_value *const *inpu
 /* exp, sigmoid and tanh have vectorised kernel families (polynomial approximations with
  * measured error bounds, csrc/kernels/README.md); the kernel for this CPU is chosen at
  * prepare. The other unary ops are simple enough for the compiler to vectorise. */
-typedef struct unary_prepared {
-    ember_f32_vunary_fn fn; /* NULL: the loop in unary_f32 */
-} unary_prepared;
-
 static ember_status unary_prepare(ember_prepare_context *ctx, void **out)
 {
     const ember_kernel_config *k = ctx->kernels;
-    const ember_f32_vunary_kernel *kernel = NULL;
     switch (ctx->node->op->variant) {
-    case EXP: kernel = k->f32_vexp; break;
-    case SIGMOID: kernel = k->f32_vsigmoid; break;
-    case TANH: kernel = k->f32_vtanh; break;
+    case EXP: return ember_prepare_vunary(ctx, k->f32_vexp, out);
+    case SIGMOID: return ember_prepare_vunary(ctx, k->f32_vsigmoid, out);
+    case TANH: return ember_prepare_vunary(ctx, k->f32_vtanh, out);
+    default: return ember_prepare_vunary(ctx, NULL, out);
     }
-    *out = NULL;
-    if (kernel == NULL || kernel->fn == NULL)
-        return EMBER_OK;
-    unary_prepared *p = malloc(sizeof *p);
-    if (p == NULL)
-        return ember_node_error(ctx->node, EMBER_ERROR_MEMORY, "out of memory");
-    p->fn = kernel->fn;
-    *out = p;
-    return EMBER_OK;
 }
 
 static void unary_run(const ember_node *node, void *prepared, const ember_op_io *io)
 {
-    const unary_prepared *p = prepared;
+    const ember_f32_vunary_fn *fn = prepared;
     const ember_tensor *x = io->inputs[0];
     const int64_t n = ember_shape_count(x->shape, x->rank);
     if (node->op->variant == COPY)
         memcpy(io->output->data, x->data, (size_t)n * ember_datum_size(x->datum_type));
     else if (x->datum_type != EMBER_F32)
         unary_any(node->op->variant, x, io->output);
-    else if (p != NULL && p->fn != NULL)
-        p->fn((size_t)n, x->data, io->output->data);
+    else if (fn != NULL)
+        (*fn)((size_t)n, x->data, io->output->data);
     else
         unary_f32(node->op->variant, n, x->data, io->output->data);
 }

@@ -22,6 +22,7 @@
 #include "core/op.h"
 #include "core/shape.h"
 #include "ops/nd.h"
+#include "ops/activation.h"
 #include "ops/ops.h"
 
 typedef struct softmax_attributes {
@@ -182,16 +183,7 @@ static void softmax_group_f16(const uint16_t *in, uint16_t *out, int64_t base,
 /* The exp kernel for this CPU (f32 rows). */
 static ember_status softmax_prepare(ember_prepare_context *ctx, void **out)
 {
-    const ember_f32_vunary_kernel *kernel = ctx->kernels->f32_vexp;
-    *out = NULL;
-    if (kernel == NULL || kernel->fn == NULL)
-        return EMBER_OK;
-    ember_f32_vunary_fn *fn = malloc(sizeof *fn);
-    if (fn == NULL)
-        return ember_node_error(ctx->node, EMBER_ERROR_MEMORY, "out of memory");
-    *fn = kernel->fn;
-    *out = fn;
-    return EMBER_OK;
+    return ember_prepare_vunary(ctx, ctx->kernels->f32_vexp, out);
 }
 
 /* Members per group when the reduced axes are exactly the innermost ones, else 0. */

@@ -16,6 +16,7 @@
 #include "core/half.h"
 #include "core/op.h"
 #include "core/shape.h"
+#include "ops/activation.h"
 #include "ops/ops.h"
 
 typedef struct math_params {
@@ -220,28 +221,15 @@ static ember_status math_infer(ember_node *node, const ember_value *const *input
 
 /* erf has a vectorised kernel family (csrc/kernels/README.md gives its error bound, about
  * 1 ulp as glibc's erff); the others go through the table's scalar function. */
-typedef struct math_prepared {
-    ember_f32_vunary_fn fn;
-} math_prepared;
-
 static ember_status math_prepare(ember_prepare_context *ctx, void **out)
 {
-    const ember_f32_vunary_kernel *kernel =
-        ctx->node->op->variant == ERF ? ctx->kernels->f32_verf : NULL;
-    *out = NULL;
-    if (kernel == NULL || kernel->fn == NULL)
-        return EMBER_OK;
-    math_prepared *p = malloc(sizeof *p);
-    if (p == NULL)
-        return ember_node_error(ctx->node, EMBER_ERROR_MEMORY, "out of memory");
-    p->fn = kernel->fn;
-    *out = p;
-    return EMBER_OK;
+    return ember_prepare_vunary(ctx, ctx->node->op->variant == ERF ? ctx->kernels->f32_verf
+                                                                   : NULL, out);
 }
 
 static void math_run(const ember_node *node, void *prepared, const ember_op_io *io)
 {
-    const math_prepared *prep = prepared;
+    const ember_f32_vunary_fn *vectorised = prepared;
     const math_function *f = &functions[node->op->variant];
     const math_params *p = node->attributes;
     const ember_tensor *x = io->inputs[0];
@@ -264,8 +252,8 @@ static void math_run(const ember_node *node, void *prepared, const ember_op_io *
     default: {
         const float *in = x->data;
         float *out = io->output->data;
-        if (prep != NULL) {
-            prep->fn((size_t)n, in, out);
+        if (vectorised != NULL) {
+            (*vectorised)((size_t)n, in, out);
             break;
         }
         for (int64_t i = 0; i < n; i++)
