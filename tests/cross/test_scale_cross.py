@@ -1,4 +1,4 @@
-"""A mul by a per-axis constant hosting its epilogue (elementwise.c's scale: the add of a
+"""A mul by a per-axis constant hosting its epilogue (ops/scale.c: the add of a
 constant on the same axis and a clamp, fused by core/fuse.c) on aarch64 and armv7 (under
 QEMU) against the host: a BatchNorm and relu before any conv (DenseNet's pre-activation,
 channel rows), a LayerNorm-style affine along the innermost axis, and hardswish (a single
