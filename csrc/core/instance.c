@@ -239,11 +239,8 @@ static void collect_requests(const ember_model *model, const prepare_work *work)
             continue;
         if (value->producer >= 0 && !work->live[value->producer])
             continue;
-        size_t bytes = 0;
-        ember_shape_bytes(value->shape, value->rank, ember_datum_size(value->datum_type),
-                          &bytes); /* checked at load */
         if (rep == (int)v)
-            requests[v].bytes = bytes;
+            requests[v].bytes = value_bytes(value);
         const int first = value->producer >= 0 ? value->producer : 0;
         if (first < requests[rep].first)
             requests[rep].first = first;
@@ -350,7 +347,8 @@ static ember_status prepare(ember_instance *instance, prepare_work *work)
     instance->steps = calloc(nodes + 1, sizeof(ember_step));
     instance->step_count = instance->steps ? nodes : 0;
     if (!work->live || !work->fused_into || !work->epilogues || !work->storage ||
-        !work->storage_offset || !work->parent || !work->parent_offset || !work->scratch_bytes || !work->requests || !instance->tensors || !instance->steps)
+        !work->storage_offset || !work->parent || !work->parent_offset || !work->scratch_bytes ||
+        !work->requests || !instance->tensors || !instance->steps)
         return ember_error_set(EMBER_ERROR_MEMORY, "out of memory preparing the model");
 
     mark_live(model, work->live);
@@ -461,9 +459,7 @@ ember_status ember_instance_execute(ember_instance *instance, size_t n_inputs,
     }
     instance->has_run = 0; /* outputs are undefined until this run completes */
     for (size_t i = 0; i < n_inputs; i++) {
-        const ember_value *fact = &model->values[model->inputs[i]];
-        size_t bytes = 0;
-        ember_shape_bytes(fact->shape, fact->rank, ember_datum_size(fact->datum_type), &bytes);
+        const size_t bytes = value_bytes(&model->values[model->inputs[i]]);
         if (bytes > 0)
             memcpy(instance->tensors[model->inputs[i]].data, inputs[i].data, bytes);
     }

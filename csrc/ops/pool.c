@@ -343,24 +343,30 @@ static int same_plane_fits(const pool_attributes *a, int variant, const int64_t 
 
 typedef enum { GENERAL, PER_ROW, WHOLE_PLANE } pool_path;
 
+typedef struct pool_prepared {
+    pool_path path;
+    ember_pool_plane plane; /* WHOLE_PLANE's geometry */
+} pool_prepared;
+
 /* The path and its scratch: a plane for the whole-plane path, one input row for the
  * per-row path. The output keeps the input's size exactly when the padding says so. */
 static ember_status pool_prepare(ember_prepare_context *ctx, void **out)
 {
     const ember_value *x = ember_node_input(ctx->model, ctx->node, 0);
     const ember_value *y = &ctx->model->values[ctx->node->output];
-    pool_path *path = malloc(sizeof *path);
-    if (path == NULL)
+    pool_prepared *p = calloc(1, sizeof *p);
+    if (p == NULL)
         return ember_node_error(ctx->node, EMBER_ERROR_MEMORY, "out of memory");
-    *out = path;
-    ember_pool_plane g;
-    *path = GENERAL;
-    if (same_plane_fits(ctx->node->attributes, ctx->node->op->variant, x->shape, x->rank, &g) &&
-        y->shape[x->rank - 2] == g.h && y->shape[x->rank - 1] == g.w) {
-        *path = WHOLE_PLANE;
-        ctx->scratch_bytes = (size_t)(g.h * g.w) * sizeof(float);
+    *out = p;
+    const ember_pool_plane *g = &p->plane;
+    p->path = GENERAL;
+    if (same_plane_fits(ctx->node->attributes, ctx->node->op->variant, x->shape, x->rank,
+                        &p->plane) &&
+        y->shape[x->rank - 2] == g->h && y->shape[x->rank - 1] == g->w) {
+        p->path = WHOLE_PLANE;
+        ctx->scratch_bytes = (size_t)(g->h * g->w) * sizeof(float);
     } else if (planar_rows_fit(ctx->node->attributes, x->rank)) {
-        *path = PER_ROW;
+        p->path = PER_ROW;
         ctx->scratch_bytes = (size_t)x->shape[x->rank - 1] * sizeof(float);
     }
     return EMBER_OK;
@@ -389,12 +395,8 @@ static void pool_planar_rows(const pool_attributes *a, int variant, const ember_
             int64_t lo_h, hi_h;
             cells_inside(top, kh, 1, in_h, &lo_h, &hi_h);
             const int64_t rows = hi_h >= lo_h ? hi_h - lo_h + 1 : 0;
-            if (rows > 0) {
-                memcpy(acc, in + (top + lo_h) * in_w, (size_t)in_w * sizeof(float));
-                for (int64_t i = lo_h + 1; i <= hi_h; i++) {
-                    ember_pool_combine(acc, in + (top + i) * in_w, in_w, is_max);
-                }
-            }
+            if (rows > 0)
+                ember_pool_combine_rows(acc, in + (top + lo_h) * in_w, in_w, rows, in_w, is_max);
             int64_t ow = 0;
             /* Border outputs (window partly outside the row) by the general loop below;
              * the interior of 2- and 3-wide max windows straight. */
@@ -444,13 +446,12 @@ static void pool_planar_rows(const pool_attributes *a, int variant, const ember_
 
 static void pool_run(const ember_node *node, void *prepared, const ember_op_io *io)
 {
-    const pool_path path = prepared != NULL ? *(const pool_path *)prepared : GENERAL;
+    const pool_prepared *p = prepared;
+    const pool_path path = p != NULL ? p->path : GENERAL;
     const ember_tensor *x = io->inputs[0], *y = io->output;
-    ember_pool_plane g;
-    if (path == WHOLE_PLANE &&
-        same_plane_fits(node->attributes, node->op->variant, x->shape, x->rank, &g)) {
-        ember_pool_same_planes(&g, ember_shape_count(x->shape, x->rank - 2), x->data, y->data,
-                               io->scratch);
+    if (path == WHOLE_PLANE) {
+        ember_pool_same_planes(&p->plane, ember_shape_count(x->shape, x->rank - 2), x->data,
+                               y->data, io->scratch);
         return;
     }
     if (path == PER_ROW) {

@@ -7,8 +7,10 @@
 
 #include <stdint.h>
 
-/* acc[i] = max(acc[i], row[i]) (is_max) or acc[i] + row[i], for i < n. */
-void ember_pool_combine(float *acc, const float *row, int64_t n, int is_max);
+/* y = ⊕ of the `terms` (≥ 1) rows x, x + step, x + 2·step, … over n items: the max
+ * (is_max) or the sum, taken in that order. y must not overlap the rows. */
+void ember_pool_combine_rows(float *y, const float *x, int64_t step, int64_t terms, int64_t n,
+                             int is_max);
 
 /* One plane's geometry for ember_pool_same_planes: an h × w input, a kh × kw undilated
  * window at stride 1, `top` / `left` cells of padding before (kh - 1 - top, kw - 1 - left

@@ -24,7 +24,7 @@
  * more). */
 #define BLOCK 8
 
-void ember_pool_combine(float *restrict acc, const float *restrict row, int64_t n, int is_max)
+static void combine(float *restrict acc, const float *restrict row, int64_t n, int is_max)
 {
     int64_t i = 0;
     if (is_max) {
@@ -61,9 +61,8 @@ static void combine_two(float *restrict y, const float *a, const float *b, int64
         y[i] = a[i] + b[i];
 }
 
-/* y = ⊕ of the `terms` arrays x, x + step, x + 2·step, … over n items. */
-static void combine_terms(float *restrict y, const float *x, int64_t step, int64_t terms,
-                          int64_t n, int is_max)
+void ember_pool_combine_rows(float *restrict y, const float *x, int64_t step, int64_t terms,
+                             int64_t n, int is_max)
 {
     if (terms == 1) {
         memcpy(y, x, (size_t)n * sizeof(float));
@@ -71,7 +70,7 @@ static void combine_terms(float *restrict y, const float *x, int64_t step, int64
     }
     combine_two(y, x, x + step, n, is_max);
     for (int64_t t = 2; t < terms; t++)
-        ember_pool_combine(y, x + t * step, n, is_max);
+        combine(y, x + t * step, n, is_max);
 }
 
 /* The window rows t in [*t_lo, *t_hi] inside the plane for output row oh, and the end
@@ -92,7 +91,7 @@ static void vertical(const ember_pool_plane *g, const float *in, float *v)
     for (int64_t oh = 0, end; oh < g->h; oh = end) {
         int64_t t_lo, t_hi;
         end = row_run(g, oh, &t_lo, &t_hi);
-        combine_terms(v + oh * g->w, in + (oh - g->top + t_lo) * g->w, g->w, t_hi - t_lo + 1,
+        ember_pool_combine_rows(v + oh * g->w, in + (oh - g->top + t_lo) * g->w, g->w, t_hi - t_lo + 1,
                       (end - oh) * g->w, g->is_max);
     }
 }
@@ -102,7 +101,7 @@ static void horizontal_flat(const ember_pool_plane *g, const float *v, float *ou
 {
     const int64_t right = g->kw - 1 - g->left, n = g->h * g->w - g->left - right;
     if (n > 0)
-        combine_terms(out + g->left, v, 1, g->kw, n, g->is_max);
+        ember_pool_combine_rows(out + g->left, v, 1, g->kw, n, g->is_max);
 }
 
 /* Divides the runs' sums by their interior columns' count (the border columns are
