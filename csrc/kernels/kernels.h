@@ -273,29 +273,30 @@ typedef struct ember_f32_dwconv_params {
 } ember_f32_dwconv_params;
 
 /*
- * One output row of a 3×3 depthwise convolution of one channel plane (NCHW), stride s
- * (1 for the _3x3s1 kernels, 2 for _3x3s2) in both dims, no dilation:
+ * A run of n outputs of one depthwise-convolution channel, its taps read in place:
  *
- *   out[o] = clamp(bias + Σ_{ky<3, kx<3} w[3·ky + kx] · row_ky[o·s + kx], min, max), o < n
+ *   out[o] = clamp(bias + Σ_{t < taps} w[t] · src[t][o], min, max),   o < n
  *
- * row0, row1, row2 are the three input rows under the window (the caller passes a zero
- * row for a row in the padding), offset so that row_ky[0] is under the window's first
- * column for output 0; outputs whose window leaves the row (left/right padding) are the
- * caller's. Reads exactly row_ky[0 .. (n−1)·s + 3) (nothing when n = 0), writes exactly
- * out[0..n). No alignment required; params is never NULL. Pure, thread-safe.
+ * src[t] is tap t's input under output 0, and output o's under it is src[t][o]: the
+ * caller lays the input out so that a whole run of outputs reads every tap's input as
+ * consecutive floats (conv_depthwise.c: zero-padded stride-phase planes, where a run is
+ * one output row or a whole plane in rows padded to the phase width). Any tap count and
+ * geometry: the kernel knows none. Each output adds its taps to the bias in order
+ * t = 0, 1, …; reads exactly src[t][0..n) (nothing when n = 0), writes exactly out[0..n);
+ * out overlaps no src. No alignment required; params is never NULL. Pure, thread-safe.
  */
-typedef void (*ember_f32_dwconv_row_fn)(size_t n, const float *row0, const float *row1,
-                                        const float *row2, const float *w, float bias,
-                                        float *out, const ember_f32_dwconv_params *params);
+typedef void (*ember_f32_dwconv_fn)(size_t n, size_t taps, const float *const *src,
+                                    const float *w, float bias, float *out,
+                                    const ember_f32_dwconv_params *params);
 
 typedef struct ember_f32_dwconv_kernel {
-    const char *name; /* "f32_dwconv_3x3__avx2_fma" */
+    const char *name; /* "f32_dwconv__avx2_fma" */
     ember_isa isa;
-    ember_f32_dwconv_row_fn row_3x3s1, row_3x3s2;
+    ember_f32_dwconv_fn fn;
 } ember_f32_dwconv_kernel;
 
-/* X(isa_suffix, isa): each entry is ember_f32_dwconv_3x3s1__<isa_suffix> and
- * ember_f32_dwconv_3x3s2__<isa_suffix>, in one file f32_dwconv_3x3__<isa_suffix>.c. */
+/* X(isa_suffix, isa): each entry is ember_f32_dwconv__<isa_suffix>, in the file
+ * f32_dwconv__<isa_suffix>.c. */
 #define EMBER_F32_DWCONV_KERNELS_GENERIC(X) X(scalar, EMBER_ISA_SCALAR)
 #if defined(__x86_64__) || defined(_M_X64)
 #define EMBER_F32_DWCONV_KERNELS(X)                                                        \
@@ -311,12 +312,9 @@ typedef struct ember_f32_dwconv_kernel {
 #endif
 
 #define EMBER_DECLARE_F32_DWCONV(suffix, isa)                                              \
-    void ember_f32_dwconv_3x3s1__##suffix(size_t n, const float *row0, const float *row1,  \
-                                          const float *row2, const float *w, float bias,  \
-                                          float *out, const ember_f32_dwconv_params *params); \
-    void ember_f32_dwconv_3x3s2__##suffix(size_t n, const float *row0, const float *row1,  \
-                                          const float *row2, const float *w, float bias,  \
-                                          float *out, const ember_f32_dwconv_params *params);
+    void ember_f32_dwconv__##suffix(size_t n, size_t taps, const float *const *src,        \
+                                    const float *w, float bias, float *out,                \
+                                    const ember_f32_dwconv_params *params);
 EMBER_F32_DWCONV_KERNELS(EMBER_DECLARE_F32_DWCONV)
 #undef EMBER_DECLARE_F32_DWCONV
 

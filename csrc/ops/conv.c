@@ -325,24 +325,11 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
     p->max = ctx->epilogue->max;
     conv_geometry(p, node, x, w, y);
 
-    if (p->depthwise) { /* reads the filter as is: nothing to pack, no scratch */
-        if (p->spatial == 2 && p->kernel_dims[0] == 3 && p->kernel_dims[1] == 3 &&
-            p->dilation[0] == 1 && p->dilation[1] == 1 && p->pad_before[0] >= 0 &&
-            p->pad_before[1] >= 0 && p->stride[0] == p->stride[1] &&
-            (p->stride[0] == 1 || p->stride[0] == 2)) {
-            const ember_f32_dwconv_kernel *k = ctx->kernels->f32_dwconv;
-            const int64_t s = p->stride[0];
-            const int64_t need_h = (p->out_dims[0] - 1) * s + 3, need_w = (p->out_dims[1] - 1) * s + 3;
-            p->padded_h = p->pad_before[0] + p->in_dims[0];
-            p->padded_w = p->pad_before[1] + p->in_dims[1];
-            p->padded_h = p->padded_h > need_h ? p->padded_h : need_h;
-            p->padded_w = p->padded_w > need_w ? p->padded_w : need_w;
-            if ((uint64_t)p->padded_h > (uint64_t)(SIZE_MAX / 8) / sizeof(float) /
-                                            (uint64_t)p->padded_w)
-                return ember_node_error(node, EMBER_ERROR_MEMORY, "padded plane too large");
-            p->dw_row = s == 1 ? k->row_3x3s1 : k->row_3x3s2;
-            ctx->scratch_bytes = (size_t)p->padded_h * (size_t)p->padded_w * sizeof(float);
-        }
+    if (p->depthwise) { /* reads the filter as is: nothing to pack */
+        ember_status status = ember_conv_depthwise_prepare(p, ctx->kernels->f32_dwconv, node,
+                                                           &ctx->scratch_bytes);
+        if (status != EMBER_OK)
+            return status;
         ctx->packed_bytes += 2 * (size_t)p->out_channels * sizeof(float);
         return conv_bias(p, ctx, ember_node_input(model, node, BIAS));
     }

@@ -9,6 +9,8 @@
 #include "kernels/kernels.h"
 
 #define MAX_SPATIAL (EMBER_MAX_RANK - 2)
+/* Strides past this (phase planes per channel: stride²) are not laid out in phases. */
+#define EMBER_CONV_MAX_PHASE_STRIDE 4
 
 typedef struct conv_prepared {
     const ember_f32_gemm_kernel *kernel;
@@ -31,8 +33,9 @@ typedef struct conv_prepared {
                                          tile's rows are mr pixels, not nr (conv_few_pixels.c) */
     int64_t *pixel_taps;              /* one_pixel: per kernel position, the input offset
                                          in a channel plane it reads, -1 in the padding */
-    ember_f32_dwconv_row_fn dw_row;   /* 2-d 3×3 depthwise, stride 1 or 2: row kernel, or NULL */
-    int64_t padded_h, padded_w;       /* dw_row: the zero-padded plane in scratch */
+    ember_f32_dwconv_fn dw_run;       /* depthwise through the f32_dwconv kernel, reading one
+                                         plane's phases (laid out as the implicit band of
+                                         the whole plane), or NULL: the generic loops */
     int64_t block;                    /* output pixels per packed B block, multiple of nr */
     int64_t *tap_range;               /* per kernel position along the last dim: the outputs
                                          [lo, hi] whose input is inside (valid_range, whose
@@ -41,7 +44,8 @@ typedef struct conv_prepared {
                                          rows in stride phases (conv_implicit.c), no im2col */
     int64_t band_rows, band_width;    /* implicit: output rows per band, phase row width */
     int64_t phase_floats;             /* implicit: one phase plane of one channel */
-    unsigned char phase_used[16];     /* implicit: the phases (row phase · sw + column) read */
+    unsigned char phase_used[EMBER_CONV_MAX_PHASE_STRIDE * EMBER_CONV_MAX_PHASE_STRIDE];
+                                      /* implicit: the phases (row phase · sw + column) read */
     size_t band_floats, wide_floats;  /* implicit: scratch floats of the band, of the output */
     int32_t *b_offsets;               /* implicit: per tap, where its B row starts in the band */
     size_t group_filter_floats;       /* packed A floats of one group */
@@ -90,8 +94,10 @@ size_t ember_conv_im2col_rows_floats(const conv_prepared *p);
 void ember_conv_pack_im2col(const conv_prepared *p, const float *input, int64_t first,
                             int64_t count, size_t nr, float *packed, float *rows);
 
-/* Depthwise (conv_depthwise.c): every image and channel, direct; scratch holds the padded
- * plane of the 3×3 row kernels. */
+/* Depthwise (conv_depthwise.c): at prepare, chooses the kernel path (p->dw_run) and sets
+ * *scratch_bytes; the run covers every image and channel. */
+ember_status ember_conv_depthwise_prepare(conv_prepared *p, const ember_f32_dwconv_kernel *kernel,
+                                          const ember_node *node, size_t *scratch_bytes);
 void ember_conv_depthwise_run(const conv_prepared *p, const float *input, const float *filter,
                               const float *bias, float *output, float *scratch);
 
@@ -108,6 +114,14 @@ void ember_conv_few_pixels_run(const conv_prepared *p, const float *in, const fl
  * that group's part of the fused residual, or NULL). */
 ember_status ember_conv_implicit_prepare(conv_prepared *p, const ember_node *node,
                                          size_t *scratch_bytes);
+/* The band layout for `rows` output rows at a time (2-d, strides ≤
+ * EMBER_CONV_MAX_PHASE_STRIDE): p->band_*, phase_*, b_offsets (per tap of each channel
+ * of the group: where its input under output (0, 0) is in the band). 1 when laid out,
+ * 0 when the band would not be addressable (take another path), -1 out of memory. */
+int ember_conv_lay_out_bands(conv_prepared *p, int64_t rows);
+/* The band of output rows [first, first + band_rows): every channel of the group's phase
+ * planes, zero-padded; in is the group's first channel. */
+void ember_conv_fill_band(const conv_prepared *p, const float *in, int64_t first, float *band);
 void ember_conv_implicit_run(const conv_prepared *p, const float *in, const float *filter,
                              const ember_f32_gemm_params *params, const float *residual,
                              float *out, float *scratch);

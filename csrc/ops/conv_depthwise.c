@@ -7,6 +7,7 @@
  */
 #include <string.h>
 
+#include "core/shape.h"
 #include "ops/conv.h"
 
 /* One output plane of a depthwise conv: out = clamp(bias + Σ_taps w·in). Rows are the
@@ -65,41 +66,132 @@ static void depthwise_plane(const conv_prepared *p, const float *in, const float
     }
 }
 
-/*
- * One output plane of a 2-d 3×3 depthwise conv of stride s ∈ {1, 2} through the
- * f32_dwconv row kernel. The input plane is copied into a zero-padded plane (scratch,
- * whose borders the caller zeroed once per run and no plane writes), so every output
- * row is one kernel call over the whole row: no border cases, and rows as long as possible
- * for the vector body (the small planes of mobile nets are 7 to 56 wide).
- */
-static void depthwise_3x3_plane(const conv_prepared *p, const float *in, const float *taps,
-                                float bias, float *out, float *padded)
+/* A 1-d conv as a 2-d one of one row, so that one layout serves both. */
+static void as_one_row(conv_prepared *p)
 {
-    const int64_t s = p->stride[1], in_h = p->in_dims[0], in_w = p->in_dims[1];
-    const int64_t out_h = p->out_dims[0], out_w = p->out_dims[1], pw = p->padded_w;
-    for (int64_t y = 0; y < in_h; y++)
-        memcpy(padded + (p->pad_before[0] + y) * pw + p->pad_before[1], in + y * in_w,
-               (size_t)in_w * sizeof(float));
+    p->in_dims[1] = p->in_dims[0];
+    p->out_dims[1] = p->out_dims[0];
+    p->kernel_dims[1] = p->kernel_dims[0];
+    p->stride[1] = p->stride[0];
+    p->dilation[1] = p->dilation[0];
+    p->pad_before[1] = p->pad_before[0];
+    p->in_dims[0] = p->out_dims[0] = p->kernel_dims[0] = p->stride[0] = p->dilation[0] = 1;
+    p->pad_before[0] = 0;
+    p->spatial = 2;
+    ember_shape_strides(p->in_dims, p->spatial, p->in_strides);
+}
+
+static size_t round_up_64(size_t bytes)
+{
+    return (bytes + 63) / 64 * 64;
+}
+
+/* Scratch: [the plane's phases][the wide output][the taps' pointers]. */
+ember_status ember_conv_depthwise_prepare(conv_prepared *p, const ember_f32_dwconv_kernel *kernel,
+                                          const ember_node *node, size_t *scratch_bytes)
+{
+    p->dw_run = NULL;
+    *scratch_bytes = 0;
+    if (p->spatial > 2 || p->depth < 1)
+        return EMBER_OK;
+    for (int d = 0; d < p->spatial; d++)
+        if (p->stride[d] > EMBER_CONV_MAX_PHASE_STRIDE || p->pad_before[d] < 0)
+            return EMBER_OK;
+    conv_prepared q = *p;
+    if (q.spatial == 1)
+        as_one_row(&q);
+    const int laid_out = ember_conv_lay_out_bands(&q, q.out_dims[0]);
+    if (laid_out < 0)
+        return ember_node_error(node, EMBER_ERROR_MEMORY, "out of memory");
+    if (laid_out == 0)
+        return EMBER_OK;
+    *p = q;
+    p->dw_run = kernel->fn;
+    p->wide_floats = (size_t)(p->out_dims[0] * p->band_width); /* one plane at a time */
+    *scratch_bytes = round_up_64(p->band_floats * sizeof(float)) +
+                     round_up_64(p->wide_floats * sizeof(float)) +
+                     (size_t)p->depth * sizeof(const float *);
+    return EMBER_OK;
+}
+
+/* dst[q] = src[q·s], q < n: one function per stride the compiler vectorises (stride 2
+ * is a deinterleave). */
+static void copy_strided(float *restrict dst, const float *restrict src, int64_t n, int64_t s)
+{
+    if (s == 1)
+        memcpy(dst, src, (size_t)n * sizeof(float));
+    else if (s == 2)
+        for (int64_t q = 0; q < n; q++)
+            dst[q] = src[2 * q];
+    else
+        for (int64_t q = 0; q < n; q++)
+            dst[q] = src[q * s];
+}
+
+/* The parts of the plane's phases an input plane fills: each input row inside the phase
+ * rows, into each column phase read (one after the other while the row is in L1). They
+ * are the same for every plane, so the rest, the padding, stays the zeros the run wrote
+ * once. */
+static void fill_inside(const conv_prepared *p, const float *in, float *band)
+{
+    const int64_t sh = p->stride[0], sw = p->stride[1], width = p->band_width;
+    const int64_t rows = p->phase_floats / width, in_w = p->in_dims[1];
+    int64_t q_lo[EMBER_CONV_MAX_PHASE_STRIDE], q_hi[EMBER_CONV_MAX_PHASE_STRIDE];
+    for (int64_t b = 0; b < sw; b++)
+        ember_conv_valid_range(b - p->pad_before[1], sw, in_w, width, &q_lo[b], &q_hi[b]);
+    for (int64_t ih = 0; ih < p->in_dims[0]; ih++, in += in_w) {
+        const int64_t padded = ih + p->pad_before[0], a = padded % sh, r = padded / sh;
+        if (r >= rows)
+            break;
+        for (int64_t b = 0; b < sw; b++) {
+            if (!p->phase_used[a * sw + b] || q_lo[b] > q_hi[b])
+                continue;
+            float *dst = band + (a * sw + b) * p->phase_floats + r * width + q_lo[b];
+            copy_strided(dst, in + q_lo[b] * sw + b - p->pad_before[1], q_hi[b] - q_lo[b] + 1,
+                         sw);
+        }
+    }
+}
+
+/* One input channel's planes through the f32_dwconv kernel: its phases are laid out
+ * once for its group_out output channels. */
+static void direct_channel(const conv_prepared *p, const float *in, const float *filter,
+                           const float *bias, float *out, float *scratch)
+{
+    const int64_t out_h = p->out_dims[0], out_w = p->out_dims[1], width = p->band_width;
+    float *band = scratch;
+    float *wide = (float *)((char *)band + round_up_64(p->band_floats * sizeof(float)));
+    const float **src =
+        (const float **)((char *)wide + round_up_64(p->wide_floats * sizeof(float)));
+    const size_t taps = (size_t)p->depth;
     const ember_f32_dwconv_params params = {p->min, p->max};
-    for (int64_t oh = 0; oh < out_h; oh++) {
-        const float *row = padded + oh * s * pw;
-        p->dw_row((size_t)out_w, row, row + pw, row + 2 * pw, taps, bias, out + oh * out_w,
+    fill_inside(p, in, band);
+    for (int64_t o = 0; o < p->group_out; o++, filter += p->depth, out += p->out_pixels) {
+        for (size_t t = 0; t < taps; t++)
+            src[t] = band + p->b_offsets[t];
+        p->dw_run((size_t)((out_h - 1) * width + out_w), taps, src, filter, bias[o], wide,
                   &params);
+        for (int64_t r = 0; r < out_h; r++)
+            memcpy(out + r * out_w, wide + r * width, (size_t)out_w * sizeof(float));
     }
 }
 
 void ember_conv_depthwise_run(const conv_prepared *p, const float *input, const float *filter,
                               const float *bias, float *output, float *scratch)
 {
-    if (p->dw_row)
-        memset(scratch, 0, (size_t)p->padded_h * (size_t)p->padded_w * sizeof(float));
+    if (p->dw_run)
+        memset(scratch, 0, p->band_floats * sizeof(float));
     for (int64_t n = 0; n < p->batch; n++)
-        for (int64_t o = 0; o < p->out_channels; o++) {
-            const float *in = input + (n * p->channels + o / p->group_out) * p->in_pixels;
+        for (int64_t c = 0; c < p->channels; c++) {
+            const float *in = input + (n * p->channels + c) * p->in_pixels;
+            const int64_t o = c * p->group_out;
             float *out = output + (n * p->out_channels + o) * p->out_pixels;
-            if (p->dw_row)
-                depthwise_3x3_plane(p, in, filter + o * p->depth, bias[o], out, scratch);
-            else
-                depthwise_plane(p, in, filter + o * p->depth, bias[o], out);
+            if (p->dw_run) {
+                direct_channel(p, in, filter + o * p->depth, bias + o, out, scratch);
+                continue;
+            }
+            for (int64_t j = 0; j < p->group_out; j++)
+                depthwise_plane(p, in, filter + (o + j) * p->depth, bias[o + j],
+                                out + j * p->out_pixels);
         }
 }

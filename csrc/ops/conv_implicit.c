@@ -32,8 +32,6 @@
 #define MIN_BAND_OVERLAP_SHARE 4
 /* The wide output of a band (the GEMM's C before its rows are copied out). */
 #define WIDE_BYTES (512 * 1024)
-/* Strides past this (phase planes per channel: stride²) take the im2col path. */
-#define MAX_STRIDE 4
 
 /*
  * Whether the in-place form beats im2col for this conv, by a cost per tap, in
@@ -104,21 +102,11 @@ static int64_t band_rows(const conv_prepared *p, int64_t width)
     return rows < 1 ? 1 : rows > p->out_dims[0] ? p->out_dims[0] : rows;
 }
 
-/* Whether the conv runs this way, and then its band geometry, offsets and scratch. */
-ember_status ember_conv_implicit_prepare(conv_prepared *p, const ember_node *node,
-                                         size_t *scratch_bytes)
+/* Lays out bands of `rows` output rows (conv.h). */
+int ember_conv_lay_out_bands(conv_prepared *p, int64_t rows)
 {
-    p->implicit = 0;
-    if (p->kernel->indirect == NULL || p->spatial != 2 || p->pointwise || p->one_pixel ||
-        p->stride[0] > MAX_STRIDE || p->stride[1] > MAX_STRIDE)
-        return EMBER_OK;
-    const int64_t width = p->out_dims[1] + reach(p, 1), rows = band_rows(p, width);
+    const int64_t width = p->out_dims[1] + reach(p, 1);
     used_phases(p);
-    int phases_used = 0;
-    for (int i = 0; i < MAX_STRIDE * MAX_STRIDE; i++)
-        phases_used += p->phase_used[i];
-    if (!in_place_pays(p, width, phases_used))
-        return EMBER_OK;
     const int64_t phases = p->stride[0] * p->stride[1];
     const int64_t plane = (rows + reach(p, 0)) * width, nr = (int64_t)p->kernel->nr;
     /* offsets are int32 (half the bytes of the table the kernel walks per tile); the
@@ -126,7 +114,7 @@ ember_status ember_conv_implicit_prepare(conv_prepared *p, const ember_node *nod
     if (plane > INT32_MAX / phases / p->group_in ||
         p->group_in * phases * plane > INT32_MAX - nr ||
         (uint64_t)p->group_out > (uint64_t)(SIZE_MAX / 16) / sizeof(float) / (uint64_t)plane)
-        return EMBER_OK;
+        return 0;
     p->band_rows = rows;
     p->band_width = width;
     p->phase_floats = plane;
@@ -134,7 +122,7 @@ ember_status ember_conv_implicit_prepare(conv_prepared *p, const ember_node *nod
     p->wide_floats = (size_t)(p->group_out * rows * width);
     p->b_offsets = malloc((size_t)p->depth * sizeof *p->b_offsets + 1);
     if (p->b_offsets == NULL)
-        return ember_node_error(node, EMBER_ERROR_MEMORY, "out of memory");
+        return -1;
     int32_t *offset = p->b_offsets;
     for (int64_t c = 0; c < p->group_in; c++)
         for (int64_t y = 0; y < p->kernel_dims[0] * p->dilation[0]; y += p->dilation[0])
@@ -143,6 +131,29 @@ ember_status ember_conv_implicit_prepare(conv_prepared *p, const ember_node *nod
                 *offset++ = (int32_t)((c * phases + phase) * plane + y / p->stride[0] * width +
                                       x / p->stride[1]);
             }
+    return 1;
+}
+
+/* Whether the conv runs this way, and then its band geometry, offsets and scratch. */
+ember_status ember_conv_implicit_prepare(conv_prepared *p, const ember_node *node,
+                                         size_t *scratch_bytes)
+{
+    p->implicit = 0;
+    if (p->kernel->indirect == NULL || p->spatial != 2 || p->pointwise || p->one_pixel ||
+        p->stride[0] > EMBER_CONV_MAX_PHASE_STRIDE || p->stride[1] > EMBER_CONV_MAX_PHASE_STRIDE)
+        return EMBER_OK;
+    const int64_t width = p->out_dims[1] + reach(p, 1), rows = band_rows(p, width);
+    used_phases(p);
+    int phases_used = 0;
+    for (int i = 0; i < EMBER_CONV_MAX_PHASE_STRIDE * EMBER_CONV_MAX_PHASE_STRIDE; i++)
+        phases_used += p->phase_used[i];
+    if (!in_place_pays(p, width, phases_used))
+        return EMBER_OK;
+    const int laid_out = ember_conv_lay_out_bands(p, rows);
+    if (laid_out < 0)
+        return ember_node_error(node, EMBER_ERROR_MEMORY, "out of memory");
+    if (laid_out == 0)
+        return EMBER_OK;
     /* the wide output starts on a cache line */
     *scratch_bytes = ((p->band_floats * sizeof(float) + 63) / 64 * 64) +
                      p->wide_floats * sizeof(float);
@@ -177,7 +188,7 @@ static void fill_phase_row(const conv_prepared *p, const float *row, int64_t b, 
 /* The phase planes of output rows [first, first + band_rows) for every channel of the
  * group; planes no tap reads are skipped, and the nr floats a last tile reads past the
  * band are zeros. */
-static void fill_band(const conv_prepared *p, const float *in, int64_t first, float *band)
+void ember_conv_fill_band(const conv_prepared *p, const float *in, int64_t first, float *band)
 {
     const int64_t sh = p->stride[0], sw = p->stride[1], width = p->band_width;
     const int64_t rows = p->band_rows + reach(p, 0);
@@ -211,7 +222,7 @@ void ember_conv_implicit_run(const conv_prepared *p, const float *in, const floa
     }
     for (int64_t first = 0; first < out_h; first += p->band_rows) {
         const int64_t rows = out_h - first < p->band_rows ? out_h - first : p->band_rows;
-        fill_band(p, in, first, band);
+        ember_conv_fill_band(p, in, first, band);
         ember_f32_gemm_indirect(p->kernel, (size_t)p->group_out,
                                 (size_t)((rows - 1) * width + out_w), (size_t)p->depth, filter,
                                 band, p->b_offsets, wide, wide_row_bytes, &gemm);

@@ -2,13 +2,15 @@
  * test_dwconv — every f32_dwconv kernel of this build that the CPU can run, against a
  * double-precision reference and the scalar kernel.
  *
- * For stride 1 and 2 and every n in 0..3·16+1 (below, at and above every vector width and
- * its multiples): random rows and taps, with and without a clamp (ReLU6-like bounds inside
- * the value range), rows ending exactly at a PROT_NONE page (reading past
- * row[(n−1)·s + 3) faults), out between sentinels (a write outside out[0..n) is caught).
- * Tolerance 1e-5 · (Σ|w·x| + |bias| + 1): the kernels sum in different orders, and the
- * armv7 one rounds twice per tap. Also NaN in an input must give NaN out (no clamp
- * swallows it), and the dispatch choice is printed ("dispatch: f32_dwconv -> name").
+ * For 1, 2, 9 and 25 taps and every n in 0..3·32+1 (below, at and above every vector
+ * width, chunk and their multiples, so every tail shape): random inputs and weights, with
+ * and without a clamp (ReLU6-like bounds inside the value range), each tap's input ending
+ * exactly at a PROT_NONE page (reading past src[t][n) faults), out between sentinels (a
+ * write outside out[0..n) is caught). Tolerance 1e-5 · (Σ|w·x| + |bias| + 1): FMA and
+ * the armv7 kernel's twice-rounded multiply-add differ from the scalar kernel's rounding.
+ * Also a NaN input must give NaN at its output (no clamp swallows it) and nowhere else
+ * (no lane of a tail mixes outputs), and the dispatch choice is printed
+ * ("dispatch: f32_dwconv -> name").
  * Prints "N passed, M failed" last; exits 1 on any failure.
  */
 #ifndef _GNU_SOURCE
@@ -23,19 +25,19 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define MAX_N 49
+#define MAX_N 97
 #define SENTINEL 12345.0f
 
 static int passed, failed;
 
-static void check(int ok, const char *kernel, int s, size_t n, const char *what)
+static void check(int ok, const char *kernel, size_t taps, size_t n, const char *what)
 {
     if (ok) {
         passed++;
         return;
     }
     if (failed++ < 20)
-        printf("FAIL %s stride %d n %zu: %s\n", kernel, s, n, what);
+        printf("FAIL %s taps %zu n %zu: %s\n", kernel, taps, n, what);
 }
 
 /* A buffer of `floats` floats ending exactly at an inaccessible page. */
@@ -64,56 +66,57 @@ static float uniform(void)
     return (float)rand() / (float)RAND_MAX * 2.0f - 1.0f;
 }
 
-static void run_case(const ember_f32_dwconv_kernel *kernel, int s, size_t n, int clamp)
+enum { MAX_TAPS = 25 };
+
+static void run_case(const ember_f32_dwconv_kernel *kernel, size_t taps, size_t n, int clamp)
 {
     const ember_f32_dwconv_kernel *scalar = &ember_f32_dwconv_kernels[0];
-    const size_t width = n ? (n - 1) * (size_t)s + 3 : 0;
-    guarded rows[3];
-    const float *r[3];
-    for (int i = 0; i < 3; i++) {
-        rows[i] = guarded_new(width);
-        for (size_t x = 0; x < width; x++)
-            rows[i].data[x] = uniform();
-        r[i] = rows[i].data;
-    }
-    float w[9], bias = uniform();
-    for (int t = 0; t < 9; t++)
+    guarded inputs[MAX_TAPS];
+    const float *src[MAX_TAPS];
+    float w[MAX_TAPS], bias = uniform();
+    for (size_t t = 0; t < taps; t++) {
+        inputs[t] = guarded_new(n);
+        for (size_t x = 0; x < n; x++)
+            inputs[t].data[x] = uniform();
+        src[t] = inputs[t].data;
         w[t] = uniform();
+    }
     const ember_f32_dwconv_params params = {clamp ? -0.5f : -INFINITY, clamp ? 0.75f : INFINITY};
     float out[MAX_N + 2], ref[MAX_N + 2];
     for (size_t o = 0; o < n + 2; o++)
         out[o] = ref[o] = SENTINEL;
-    ember_f32_dwconv_row_fn fn = s == 1 ? kernel->row_3x3s1 : kernel->row_3x3s2;
-    ember_f32_dwconv_row_fn sfn = s == 1 ? scalar->row_3x3s1 : scalar->row_3x3s2;
-    fn(n, r[0], r[1], r[2], w, bias, out + 1, &params);
-    sfn(n, r[0], r[1], r[2], w, bias, ref + 1, &params);
+    kernel->fn(n, taps, src, w, bias, out + 1, &params);
+    scalar->fn(n, taps, src, w, bias, ref + 1, &params);
     int ok_exact = 1, ok_scalar = 1;
     for (size_t o = 0; o < n; o++) {
         double sum = bias, magnitude = fabs(bias) + 1.0;
-        for (int ky = 0; ky < 3; ky++)
-            for (int kx = 0; kx < 3; kx++) {
-                const double term = (double)w[3 * ky + kx] * r[ky][o * (size_t)s + (size_t)kx];
-                sum += term;
-                magnitude += fabs(term);
-            }
+        for (size_t t = 0; t < taps; t++) {
+            const double term = (double)w[t] * src[t][o];
+            sum += term;
+            magnitude += fabs(term);
+        }
         sum = sum < params.min ? params.min : sum;
         sum = sum > params.max ? params.max : sum;
         const double tolerance = 1e-5 * magnitude;
         ok_exact &= fabs(out[o + 1] - sum) <= tolerance;
         ok_scalar &= fabs(out[o + 1] - ref[o + 1]) <= 2 * tolerance;
     }
-    check(ok_exact, kernel->name, s, n, "differs from the double reference");
-    check(ok_scalar, kernel->name, s, n, "differs from the scalar kernel");
-    check(out[0] == SENTINEL && out[n + 1] == SENTINEL, kernel->name, s, n,
+    check(ok_exact, kernel->name, taps, n, "differs from the double reference");
+    check(ok_scalar, kernel->name, taps, n, "differs from the scalar kernel");
+    check(out[0] == SENTINEL && out[n + 1] == SENTINEL, kernel->name, taps, n,
           "wrote outside out[0..n)");
-    if (n > 0 && !clamp) { /* a NaN input reaches its outputs */
-        const size_t at = (n - 1) * (size_t)s + 1;
-        rows[1].data[at] = NAN;
-        fn(n, r[0], r[1], r[2], w, bias, out + 1, &params);
-        check(isnan(out[n]), kernel->name, s, n, "NaN input did not give NaN");
+    if (n > 0 && !clamp) { /* a NaN input reaches its output, and only that one */
+        const size_t at = (size_t)rand() % n;
+        inputs[taps - 1].data[at] = NAN;
+        kernel->fn(n, taps, src, w, bias, out + 1, &params);
+        int others_finite = 1;
+        for (size_t o = 0; o < n; o++)
+            others_finite &= o == at || !isnan(out[o + 1]);
+        check(isnan(out[at + 1]) && others_finite, kernel->name, taps, n,
+              "NaN input did not give NaN exactly at its output");
     }
-    for (int i = 0; i < 3; i++)
-        munmap(rows[i].base, rows[i].bytes);
+    for (size_t t = 0; t < taps; t++)
+        munmap(inputs[t].base, inputs[t].bytes);
 }
 
 int main(void)
@@ -131,10 +134,11 @@ int main(void)
             printf("skip %s (CPU lacks %s)\n", kernel->name, ember_isa_name(kernel->isa));
             continue;
         }
-        for (int s = 1; s <= 2; s++)
+        static const size_t tap_counts[] = {1, 2, 9, MAX_TAPS};
+        for (size_t i_taps = 0; i_taps < sizeof tap_counts / sizeof *tap_counts; i_taps++)
             for (size_t n = 0; n <= MAX_N; n++)
                 for (int clamp = 0; clamp <= 1; clamp++)
-                    run_case(kernel, s, n, clamp);
+                    run_case(kernel, tap_counts[i_taps], n, clamp);
         printf("tested %s\n", kernel->name);
     }
     printf("%d passed, %d failed\n", passed, failed);
