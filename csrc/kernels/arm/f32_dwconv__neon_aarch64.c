@@ -1,7 +1,6 @@
 /*
  * f32_dwconv__neon_aarch64 — depthwise-conv runs (kernels.h), AArch64 NEON: 32 outputs
- * per pass (8 accumulators), fused multiply-adds, four vectors per load. The body is
- * f32_dwconv__neon.h.
+ * per pass (8 accumulators), fused multiply-adds. The body is f32_dwconv__neon.h.
  */
 #include <arm_neon.h>
 
@@ -11,15 +10,12 @@ static inline float32x4_t madd(float32x4_t acc, float32x4_t x, float w)
 }
 
 #define ACCUMULATORS 8
-
-static inline void load_chunk(const float *s, float32x4_t x[ACCUMULATORS])
-{
-    const float32x4x4_t lo = vld1q_f32_x4(s), hi = vld1q_f32_x4(s + 16);
-    for (int i = 0; i < 4; i++) {
-        x[i] = lo.val[i];
-        x[4 + i] = hi.val[i];
+#define EMBER_LOAD_CHUNK(p)                                                                  \
+    {                                                                                        \
+        const float32x4x4_t lo = vld1q_f32_x4(p), hi = vld1q_f32_x4((p) + 16);               \
+        x0 = lo.val[0], x1 = lo.val[1], x2 = lo.val[2], x3 = lo.val[3];                      \
+        x4 = hi.val[0], x5 = hi.val[1], x6 = hi.val[2], x7 = hi.val[3];                      \
     }
-}
 
 #define EMBER_DWCONV_NEON_NAME ember_f32_dwconv__neon_aarch64
 #include "kernels/arm/f32_dwconv__neon.h"

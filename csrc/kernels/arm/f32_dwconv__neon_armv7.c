@@ -11,12 +11,11 @@ static inline float32x4_t madd(float32x4_t acc, float32x4_t x, float w)
 }
 
 #define ACCUMULATORS 4
-
-static inline void load_chunk(const float *s, float32x4_t x[ACCUMULATORS])
-{
-    for (int i = 0; i < ACCUMULATORS; i++)
-        x[i] = vld1q_f32(s + 4 * i);
-}
+#define EMBER_LOAD_CHUNK(p)                                                                  \
+    {                                                                                        \
+        x0 = vld1q_f32(p), x1 = vld1q_f32((p) + 4);                                          \
+        x2 = vld1q_f32((p) + 8), x3 = vld1q_f32((p) + 12);                                   \
+    }
 
 #define EMBER_DWCONV_NEON_NAME ember_f32_dwconv__neon_armv7
 #include "kernels/arm/f32_dwconv__neon.h"
