@@ -1,6 +1,9 @@
 /*
  * bench_gemm — GFLOP/s of every f32 GEMM kernel this CPU runs, through the driver
- * (ember_f32_gemm_packed) on operands packed once, single thread. Not built by default:
+ * (ember_f32_gemm_packed) on operands packed once, single thread, and each as a share of
+ * the peak it assumes: the rate of a loop of independent vector multiply-adds in
+ * registers (12 chains, no loads) with the widest ISA the dispatched kernel uses, measured
+ * in the same run, so a throttled or shared core lowers both. Not built by default:
  *
  *   scons -j2 build/host/libember.a
  *   gcc -std=c11 -O2 -D_GNU_SOURCE -Iinclude -Icsrc benchmarks/bench_gemm.c \
@@ -15,6 +18,7 @@
 #include "kernels/kernels.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -25,6 +29,79 @@ static double now(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
+
+/* Multiply-adds of `iterations` × 12 independent vector chains; returns flops done. The
+ * chains are written out (an array of vectors would live in memory at -O2) and their sum
+ * goes to *sink so the loop is not removed. */
+#define EMBER_CHAINS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+#define EMBER_FMA_LOOP(vec, set1, fmadd, add, store, lanes)                                 \
+    const vec a = set1(0.999f), b = set1(1e-3f);                                             \
+    EMBER_CHAINS(EMBER_DECLARE)                                                              \
+    for (uint64_t it = 0; it < iterations; it++) {                                           \
+        EMBER_CHAINS(EMBER_STEP)                                                             \
+    }                                                                                        \
+    EMBER_CHAINS(EMBER_SUM)                                                                  \
+    store(sink, sum);                                                                        \
+    return 12.0 * (lanes) * 2 * (double)iterations;
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define EMBER_DECLARE(i) __m256 c##i = _mm256_set1_ps((float)(i));
+#define EMBER_STEP(i) c##i = _mm256_fmadd_ps(c##i, a, b);
+#define EMBER_SUM(i) sum = _mm256_add_ps(sum, c##i);
+__attribute__((target("avx2,fma"))) static double fma_loop_avx2(uint64_t iterations, float *sink)
+{
+    __m256 sum = _mm256_setzero_ps();
+    EMBER_FMA_LOOP(__m256, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_add_ps, _mm256_storeu_ps, 8)
+}
+#undef EMBER_DECLARE
+#undef EMBER_STEP
+#undef EMBER_SUM
+#define EMBER_DECLARE(i) __m512 c##i = _mm512_set1_ps((float)(i));
+#define EMBER_STEP(i) c##i = _mm512_fmadd_ps(c##i, a, b);
+#define EMBER_SUM(i) sum = _mm512_add_ps(sum, c##i);
+__attribute__((target("avx512f"))) static double fma_loop_avx512(uint64_t iterations, float *sink)
+{
+    __m512 sum = _mm512_setzero_ps();
+    EMBER_FMA_LOOP(__m512, _mm512_set1_ps, _mm512_fmadd_ps, _mm512_add_ps, _mm512_storeu_ps, 16)
+}
+#elif defined(__ARM_NEON)
+#include <arm_neon.h>
+#define EMBER_DECLARE(i) float32x4_t c##i = vdupq_n_f32((float)(i));
+#define EMBER_STEP(i) c##i = vmlaq_f32(b, c##i, a);
+#define EMBER_SUM(i) sum = vaddq_f32(sum, c##i);
+static double fma_loop_neon(uint64_t iterations, float *sink)
+{
+    float32x4_t sum = vdupq_n_f32(0.0f);
+    EMBER_FMA_LOOP(float32x4_t, vdupq_n_f32, vmlaq_f32, vaddq_f32, vst1q_f32, 4)
+}
+#endif
+
+/* The peak assumed for `isa`, GFLOP/s: best of 5 runs of its multiply-add loop (0 where
+ * this build has no such loop: the scalar kernel). */
+static double peak_gflops(ember_isa isa)
+{
+    float sink[16];
+    double best = 0.0;
+    for (int run = 0; run < 5; run++) {
+        const uint64_t iterations = 20 * 1000 * 1000;
+        const double start = now();
+        double flops = 0.0;
+#if defined(__x86_64__)
+        if (isa == EMBER_ISA_AVX512F)
+            flops = fma_loop_avx512(iterations, sink);
+        else if (isa == EMBER_ISA_AVX2_FMA)
+            flops = fma_loop_avx2(iterations, sink);
+#elif defined(__ARM_NEON)
+        if (isa != EMBER_ISA_SCALAR)
+            flops = fma_loop_neon(iterations, sink);
+#endif
+        const double rate = flops / (now() - start) * 1e-9;
+        best = rate > best ? rate : best;
+    }
+    return best;
+}
+
+static double peak; /* of the kernel being measured; 0: none */
 
 static void bench(const ember_f32_gemm_kernel *kernel, size_t m, size_t n, size_t k)
 {
@@ -52,21 +129,35 @@ static void bench(const ember_f32_gemm_kernel *kernel, size_t m, size_t n, size_
         } while (elapsed < 0.2);
         if (elapsed / reps < best) best = elapsed / reps;
     }
-    printf("%-30s m=%5zu n=%5zu k=%5zu  %8.2f GFLOP/s\n", kernel->name, m, n, k,
-           2.0 * m * n * k / best * 1e-9);
+    const double gflops = 2.0 * m * n * k / best * 1e-9;
+    printf("%-30s m=%5zu n=%5zu k=%5zu  %8.2f GFLOP/s", kernel->name, m, n, k, gflops);
+    if (peak > 0.0)
+        printf("  %5.1f%% of peak", 100.0 * gflops / peak);
+    printf("\n");
     free(a); free(b); free(c); free(bias); free(pa); free(pb);
 }
 
 int main(int argc, char **argv)
 {
+    /* m = output channels, n = pixels, k = input channels × taps for the convs */
     static const size_t sizes[][3] = {
         {64, 64, 64}, {256, 256, 256}, {512, 512, 512}, {196, 256, 1152}, /* 3×3 conv, 14×14 */
         {3136, 64, 64}, /* 1×1 conv, 56×56 */ {1, 1000, 1024}, /* matrix-vector */
+        {64, 3136, 576},  /* ResNet50 3×3 64 -> 64, 56×56 */
+        {64, 3136, 256},  /* ResNet50 1×1 256 -> 64, 56×56 */
+        {256, 196, 2304}, /* ResNet50 3×3 256 -> 256, 14×14 */
+        {128, 3136, 1152}, /* VGG19 3×3 128 -> 128 at 56×56 */
+        {576, 196, 96},   /* MobileNetV2 1×1 96 -> 576, 14×14 */
+        {64, 3025, 144},  /* SqueezeNet 3×3 16 -> 64, 55×55 */
     };
     printf("dispatch picks %s\n", ember_kernel_config_get()->f32_gemm->name);
     for (size_t i = 0; i < ember_f32_gemm_kernel_count; i++) {
         const ember_f32_gemm_kernel *kernel = &ember_f32_gemm_kernels[i];
         if (!ember_cpu_has(kernel->isa)) continue;
+        peak = peak_gflops(kernel->isa);
+        if (peak > 0.0)
+            printf("%s: peak assumed %.2f GFLOP/s (12 chains of %s multiply-adds)\n",
+                   kernel->name, peak, ember_isa_name(kernel->isa));
         if (argc == 4) {
             bench(kernel, strtoul(argv[1], NULL, 10), strtoul(argv[2], NULL, 10),
                   strtoul(argv[3], NULL, 10));
