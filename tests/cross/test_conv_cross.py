@@ -2,8 +2,10 @@
 implicit GEMM (B read in place from stride-phase planes, where conv_implicit.c's cost
 model picks it) at strides 1 to 4, with dilation, groups, several bands and batch 2; the
 im2col path beside it (more channels, stride 5); the transposed GEMM of few output pixels
-(on armv7's 4×8 tiles from 197 output channels at 7×7); and some of them with a skip
-connection (add, relu) fused into the conv. The host's results are checked against a
+(on armv7's 4×8 tiles from 197 output channels at 7×7); depthwise convs through the
+f32_dwconv kernel (3×3 stride 2, 5×5 dilated, a 7×7 plane with a channel multiplier,
+stride 3 at batch 2); and some of them with a skip connection (add, relu) fused into
+the conv. The host's results are checked against a
 direct reference by tests/runtime/test_ops_conv.py and test_fusion.py."""
 import os
 
@@ -26,6 +28,11 @@ CASES = {
     "few-pixels-200-channels": ((1, 8, 7, 7), (200, 8, 3, 3), 1, (1, 1, 1, 1), (1, 1), (1, 1)),
     "im2col-96-channels": ((1, 16, 19, 21), (96, 16, 3, 3), 1, (1, 1, 1, 1), (1, 1), (1, 1)),
     "im2col-stride5": ((1, 3, 23, 21), (4, 3, 3, 3), 1, (1, 1, 1, 1), (5, 5), (1, 1)),
+    # depthwise through the f32_dwconv kernel over stride-phase planes (conv_depthwise.c)
+    "depthwise-3x3-stride2": ((1, 8, 30, 33), (8, 1, 3, 3), 8, (1, 1, 1, 1), (2, 2), (1, 1)),
+    "depthwise-5x5-dilated": ((1, 6, 17, 19), (6, 1, 5, 5), 6, (4, 2, 3, 1), (1, 1), (2, 1)),
+    "depthwise-7x7-multiplier": ((1, 4, 7, 7), (8, 1, 3, 3), 4, (1, 1, 1, 1), (1, 1), (1, 1)),
+    "depthwise-stride3-batch2": ((2, 5, 20, 22), (5, 1, 3, 4), 5, (1, 0, 2, 3), (3, 3), (1, 1)),
 }
 
 
