@@ -52,9 +52,16 @@
  * instructions on aarch64, and NEON has its own cost, fitted to Cortex-A76 counts (3×3,
  * im2col vs in place, millions): 128 -> 128 at 28×28 39.2 vs 41.3, 32 -> 128 at 27×27
  * 9.0 vs 10.0, 64 -> 96 at 28×28 14.7 vs 15.7, but 192 -> 64 at 28×28 33.5 vs 31.2 and
- * 128 -> 32 at 56×56 53.9 vs 41.0. x86 keeps its fit: in place stayed ahead there.
+ * 128 -> 32 at 56×56 53.9 vs 41.0. x86, refitted after the same im2col change (node
+ * times from `ember-run --profile`, medians of 10-16 interleaved rounds, im2col vs in
+ * place, ms; the break-even COPY in brackets): 128 -> 32 at 56×56 4.9 vs 6.0 for in
+ * place [3.5], 16 -> 64 at 55×55 1.11 vs 1.17 and 64 -> 64 at 56×56 4.6 vs 4.8, even
+ * [6.2, 6.5], then im2col ahead: 128 -> 128 at 112×112 60 vs 74 [10.2], 32 -> 128 at
+ * 27×27 0.94-1.03 vs 1.10-1.19 [17.6], 64 -> 192 at 56×56 11.2 vs 13.6 [18.9], 128 -> 128
+ * at 28×28 3.7-3.9 vs 4.3-4.7 and 96 -> 128 3.1 vs 3.5 [20.2], 256 -> 256 at 56×56 60 vs
+ * 68 [25.4]. (The first fit, 32, predates im2col's padded bands and whole-panel packing.)
  */
-#define COPY_COST_X86 32.0
+#define COPY_COST_X86 8.0
 #define COPY_COST_NEON 15.0
 
 static int in_place_pays(const conv_prepared *p, int64_t width, int phases_used)
