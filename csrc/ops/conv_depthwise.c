@@ -166,9 +166,9 @@ static void direct_channel(const conv_prepared *p, const float *in, const float 
     const size_t taps = (size_t)p->depth;
     const ember_f32_dwconv_params params = {p->min, p->max};
     fill_inside(p, in, band);
+    for (size_t t = 0; t < taps; t++)
+        src[t] = band + p->b_offsets[t];
     for (int64_t o = 0; o < p->group_out; o++, filter += p->depth, out += p->out_pixels) {
-        for (size_t t = 0; t < taps; t++)
-            src[t] = band + p->b_offsets[t];
         p->dw_run((size_t)((out_h - 1) * width + out_w), taps, src, filter, bias[o], wide,
                   &params);
         for (int64_t r = 0; r < out_h; r++)
