@@ -139,16 +139,20 @@ static void fill_inside(const conv_prepared *p, const float *in, float *band)
     int64_t q_lo[EMBER_CONV_MAX_PHASE_STRIDE], q_hi[EMBER_CONV_MAX_PHASE_STRIDE];
     for (int64_t b = 0; b < sw; b++)
         ember_conv_valid_range(b - p->pad_before[1], sw, in_w, width, &q_lo[b], &q_hi[b]);
-    for (int64_t ih = 0; ih < p->in_dims[0]; ih++, in += in_w) {
-        const int64_t padded = ih + p->pad_before[0], a = padded % sh, r = padded / sh;
-        if (r >= rows)
-            break;
+    /* input row ih is row r of row phase a: ih + pad_top = r·sh + a (kept by steps: a
+     * division per row cost more than the copy of a short row) */
+    int64_t a = p->pad_before[0] % sh, r = p->pad_before[0] / sh;
+    for (int64_t ih = 0; ih < p->in_dims[0] && r < rows; ih++, in += in_w) {
         for (int64_t b = 0; b < sw; b++) {
             if (!p->phase_used[a * sw + b] || q_lo[b] > q_hi[b])
                 continue;
             float *dst = band + (a * sw + b) * p->phase_floats + r * width + q_lo[b];
             copy_strided(dst, in + q_lo[b] * sw + b - p->pad_before[1], q_hi[b] - q_lo[b] + 1,
                          sw);
+        }
+        if (++a == sh) {
+            a = 0;
+            r++;
         }
     }
 }
