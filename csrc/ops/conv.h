@@ -1,9 +1,12 @@
 /*
- * csrc/ops/conv.h — what conv.c and conv_im2col.c share (private to csrc/ops): the
- * prepared geometry of a convolution and its im2col packing.
+ * csrc/ops/conv.h — what conv.c and its paths (conv_im2col.c, conv_implicit.c,
+ * conv_few_pixels.c, conv_depthwise.c) share, private to csrc/ops: the prepared geometry
+ * of a convolution, the band layout, im2col packing.
  */
 #ifndef EMBER_OPS_CONV_H
 #define EMBER_OPS_CONV_H
+
+#include <string.h>
 
 #include "core/op.h"
 #include "kernels/kernels.h"
@@ -42,12 +45,14 @@ typedef struct conv_prepared {
                                          divisions cost more than a small conv's copies) */
     int implicit;                     /* 2-d k×k: B read in place from a padded band of input
                                          rows in stride phases (conv_implicit.c), no im2col */
-    int64_t band_rows, band_width;    /* implicit: output rows per band, phase row width */
-    int64_t phase_floats;             /* implicit: one phase plane of one channel */
+    /* The band layout (ember_conv_lay_out_bands), for the implicit GEMM and the
+     * depthwise kernel path (one band of the whole plane): */
+    int64_t band_rows, band_width;    /* output rows per band, phase row width */
+    int64_t phase_floats;             /* one phase plane of one channel */
     unsigned char phase_used[EMBER_CONV_MAX_PHASE_STRIDE * EMBER_CONV_MAX_PHASE_STRIDE];
-                                      /* implicit: the phases (row phase · sw + column) read */
-    size_t band_floats, wide_floats;  /* implicit: scratch floats of the band, of the output */
-    int32_t *b_offsets;               /* implicit: per tap, where its B row starts in the band */
+                                      /* the phases (row phase · sw + column) read */
+    size_t band_floats, wide_floats;  /* scratch floats of the band, of the wide output */
+    int32_t *b_offsets;               /* per tap, where its input starts in the band */
     size_t group_filter_floats;       /* packed A floats of one group */
     float *packed_filter;             /* groups × group_filter_floats, in the runnable's
                                          packed store; NULL if computed */
@@ -67,6 +72,22 @@ static inline void ember_conv_valid_range(int64_t offset, int64_t s, int64_t ext
     *hi = extent - 1 - offset < 0 ? -1 : (extent - 1 - offset) / s;
     if (*hi > out_extent - 1)
         *hi = out_extent - 1;
+}
+
+/* dst[q] = src[q·s], q < n, for the phase planes of conv_implicit.c and
+ * conv_depthwise.c: a branch per stride the compiler vectorises (stride 2 is a
+ * deinterleave). */
+static inline void ember_conv_copy_strided(float *restrict dst, const float *restrict src,
+                                           int64_t n, int64_t s)
+{
+    if (s == 1)
+        memcpy(dst, src, (size_t)n * sizeof(float));
+    else if (s == 2)
+        for (int64_t q = 0; q < n; q++)
+            dst[q] = src[2 * q];
+    else
+        for (int64_t q = 0; q < n; q++)
+            dst[q] = src[q * s];
 }
 
 /* dst[i] = clamp(src[i] + residual[i], min, max): the epilogue's last part for paths whose
@@ -119,9 +140,6 @@ ember_status ember_conv_implicit_prepare(conv_prepared *p, const ember_node *nod
  * of the group: where its input under output (0, 0) is in the band). 1 when laid out,
  * 0 when the band would not be addressable (take another path), -1 out of memory. */
 int ember_conv_lay_out_bands(conv_prepared *p, int64_t rows);
-/* The band of output rows [first, first + band_rows): every channel of the group's phase
- * planes, zero-padded; in is the group's first channel. */
-void ember_conv_fill_band(const conv_prepared *p, const float *in, int64_t first, float *band);
 void ember_conv_implicit_run(const conv_prepared *p, const float *in, const float *filter,
                              const ember_f32_gemm_params *params, const float *residual,
                              float *out, float *scratch);

@@ -183,19 +183,14 @@ static void fill_phase_row(const conv_prepared *p, const float *row, int64_t b, 
         return;
     }
     memset(dst, 0, (size_t)lo * sizeof(float));
-    const float *src = row + lo * sw + first_col;
-    if (sw == 1)
-        memcpy(dst + lo, src, (size_t)(hi - lo) * sizeof(float));
-    else
-        for (int64_t q = lo; q < hi; q++, src += sw)
-            dst[q] = *src;
+    ember_conv_copy_strided(dst + lo, row + lo * sw + first_col, hi - lo, sw);
     memset(dst + hi, 0, (size_t)(width - hi) * sizeof(float));
 }
 
 /* The phase planes of output rows [first, first + band_rows) for every channel of the
  * group; planes no tap reads are skipped, and the nr floats a last tile reads past the
  * band are zeros. */
-void ember_conv_fill_band(const conv_prepared *p, const float *in, int64_t first, float *band)
+static void fill_band(const conv_prepared *p, const float *in, int64_t first, float *band)
 {
     const int64_t sh = p->stride[0], sw = p->stride[1], width = p->band_width;
     const int64_t rows = p->band_rows + reach(p, 0);
@@ -229,7 +224,7 @@ void ember_conv_implicit_run(const conv_prepared *p, const float *in, const floa
     }
     for (int64_t first = 0; first < out_h; first += p->band_rows) {
         const int64_t rows = out_h - first < p->band_rows ? out_h - first : p->band_rows;
-        ember_conv_fill_band(p, in, first, band);
+        fill_band(p, in, first, band);
         ember_f32_gemm_indirect(p->kernel, (size_t)p->group_out,
                                 (size_t)((rows - 1) * width + out_w), (size_t)p->depth, filter,
                                 band, p->b_offsets, wide, wide_row_bytes, &gemm);

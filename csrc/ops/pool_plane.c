@@ -91,8 +91,8 @@ static void vertical(const ember_pool_plane *g, const float *in, float *v)
     for (int64_t oh = 0, end; oh < g->h; oh = end) {
         int64_t t_lo, t_hi;
         end = row_run(g, oh, &t_lo, &t_hi);
-        ember_pool_combine_rows(v + oh * g->w, in + (oh - g->top + t_lo) * g->w, g->w, t_hi - t_lo + 1,
-                      (end - oh) * g->w, g->is_max);
+        ember_pool_combine_rows(v + oh * g->w, in + (oh - g->top + t_lo) * g->w, g->w,
+                                t_hi - t_lo + 1, (end - oh) * g->w, g->is_max);
     }
 }
 
