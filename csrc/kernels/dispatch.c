@@ -153,7 +153,7 @@ EMBER_F32_VUNARY_TABLE(verf, EMBER_F32_VERF_KERNELS)
 #undef EMBER_F32_VUNARY_ENTRY
 
 #define EMBER_F32_DWCONV_ENTRY(suffix, isa)                                                \
-    {"f32_dwconv__" #suffix, isa, ember_f32_dwconv__##suffix},
+    {"f32_dwconv__" #suffix, isa, ember_f32_dwconv__##suffix, ember_f32_dwconv_3x3s2__##suffix},
 const ember_f32_dwconv_kernel ember_f32_dwconv_kernels[] = {
     EMBER_F32_DWCONV_KERNELS(EMBER_F32_DWCONV_ENTRY)
 };

@@ -289,14 +289,33 @@ typedef void (*ember_f32_dwconv_fn)(size_t n, size_t taps, const float *const *s
                                     const float *w, float bias, float *out,
                                     const ember_f32_dwconv_params *params);
 
+/*
+ * A run of n outputs of a 3×3 stride-2 depthwise convolution, its three kernel rows read
+ * in place, every other float:
+ *
+ *   out[o] = clamp(bias + Σ_{r < 3} Σ_{c < 3} w[3r + c] · row[r][2o + c], min, max),   o < n
+ *
+ * (conv_depthwise.c lays the input out in the two row phases of a zero-padded plane, so
+ * that a whole plane is one run.) Stride 2 along a row makes the generic run's layout
+ * copy every input row into two column phases; here the kernel splits each row's even
+ * and odd columns in registers instead, once for the row's three taps. Taps are added to
+ * the bias in order 3r + c, as by the generic run. Reads row[r][0 .. 2n + 2) (the last
+ * float unused; nothing when n = 0), writes exactly out[0..n); out overlaps no row. No
+ * alignment required; params is never NULL. Pure, thread-safe.
+ */
+typedef void (*ember_f32_dwconv_3x3s2_fn)(size_t n, const float *const *row, const float *w,
+                                          float bias, float *out,
+                                          const ember_f32_dwconv_params *params);
+
 typedef struct ember_f32_dwconv_kernel {
     const char *name; /* "f32_dwconv__avx2_fma" */
     ember_isa isa;
     ember_f32_dwconv_fn fn;
+    ember_f32_dwconv_3x3s2_fn fn_3x3s2;
 } ember_f32_dwconv_kernel;
 
-/* X(isa_suffix, isa): each entry is ember_f32_dwconv__<isa_suffix>, in the file
- * f32_dwconv__<isa_suffix>.c. */
+/* X(isa_suffix, isa): each entry is ember_f32_dwconv__<isa_suffix> and
+ * ember_f32_dwconv_3x3s2__<isa_suffix>, in the file f32_dwconv__<isa_suffix>.c. */
 #define EMBER_F32_DWCONV_KERNELS_GENERIC(X) X(scalar, EMBER_ISA_SCALAR)
 #if defined(__x86_64__) || defined(_M_X64)
 #define EMBER_F32_DWCONV_KERNELS(X)                                                        \
@@ -314,7 +333,10 @@ typedef struct ember_f32_dwconv_kernel {
 #define EMBER_DECLARE_F32_DWCONV(suffix, isa)                                              \
     void ember_f32_dwconv__##suffix(size_t n, size_t taps, const float *const *src,        \
                                     const float *w, float bias, float *out,                \
-                                    const ember_f32_dwconv_params *params);
+                                    const ember_f32_dwconv_params *params);                \
+    void ember_f32_dwconv_3x3s2__##suffix(size_t n, const float *const *row,              \
+                                          const float *w, float bias, float *out,          \
+                                          const ember_f32_dwconv_params *params);
 EMBER_F32_DWCONV_KERNELS(EMBER_DECLARE_F32_DWCONV)
 #undef EMBER_DECLARE_F32_DWCONV
 

@@ -39,6 +39,8 @@ typedef struct conv_prepared {
     ember_f32_dwconv_fn dw_run;       /* depthwise through the f32_dwconv kernel, reading one
                                          plane's phases (laid out as the implicit band of
                                          the whole plane), or NULL: the generic loops */
+    ember_f32_dwconv_3x3s2_fn dw_3x3s2; /* with dw_run, a 3×3 stride-2 conv: this run, over a
+                                         plane laid out in row phases only */
     int64_t block;                    /* output pixels per packed B block, multiple of nr */
     int64_t *tap_range;               /* per kernel position along the last dim: the outputs
                                          [lo, hi] whose input is inside (valid_range, whose

@@ -1,6 +1,6 @@
 /*
- * test_dwconv — every f32_dwconv kernel of this build that the CPU can run, against a
- * double-precision reference and the scalar kernel.
+ * test_dwconv — every f32_dwconv kernel of this build that the CPU can run, its generic
+ * and its 3×3 stride-2 run, against a double-precision reference and the scalar kernel.
  *
  * For 1, 2, 9 and 25 taps and every n in 0..3·32+1 (below, at and above every vector
  * width, chunk and their multiples, so every tail shape): random inputs and weights, with
@@ -10,7 +10,9 @@
  * the armv7 kernel's twice-rounded multiply-add differ from the scalar kernel's rounding.
  * Also a NaN input must give NaN at its output (no clamp swallows it) and nowhere else
  * (no lane of a tail mixes outputs), and the dispatch choice is printed
- * ("dispatch: f32_dwconv -> name").
+ * ("dispatch: f32_dwconv -> name"). The 3×3 stride-2 run: the same for every n in 0..97,
+ * each row ending at a PROT_NONE page after the 2n + 2 floats it may read, the last of
+ * them a NaN no output may take in.
  * Prints "N passed, M failed" last; exits 1 on any failure.
  */
 #ifndef _GNU_SOURCE
@@ -119,6 +121,61 @@ static void run_case(const ember_f32_dwconv_kernel *kernel, size_t taps, size_t 
         munmap(inputs[t].base, inputs[t].bytes);
 }
 
+/* The 3×3 stride-2 run: each row holds exactly the 2n + 2 floats the contract lets it
+ * read, the last one a NaN that no output may use. */
+static void run_case_3x3s2(const ember_f32_dwconv_kernel *kernel, size_t n, int clamp)
+{
+    const ember_f32_dwconv_kernel *scalar = &ember_f32_dwconv_kernels[0];
+    const size_t floats = 2 * n + 2;
+    guarded rows[3];
+    const float *row[3];
+    float w[9], bias = uniform();
+    for (size_t r = 0; r < 3; r++) {
+        rows[r] = guarded_new(floats);
+        for (size_t x = 0; x < floats; x++)
+            rows[r].data[x] = x + 1 == floats ? NAN : uniform();
+        row[r] = rows[r].data;
+    }
+    for (size_t t = 0; t < 9; t++)
+        w[t] = uniform();
+    const ember_f32_dwconv_params params = {clamp ? -0.5f : -INFINITY, clamp ? 0.75f : INFINITY};
+    float out[MAX_N + 2], ref[MAX_N + 2];
+    for (size_t o = 0; o < n + 2; o++)
+        out[o] = ref[o] = SENTINEL;
+    kernel->fn_3x3s2(n, row, w, bias, out + 1, &params);
+    scalar->fn_3x3s2(n, row, w, bias, ref + 1, &params);
+    int ok_exact = 1, ok_scalar = 1;
+    for (size_t o = 0; o < n; o++) {
+        double sum = bias, magnitude = fabs(bias) + 1.0;
+        for (size_t t = 0; t < 9; t++) {
+            const double term = (double)w[t] * row[t / 3][2 * o + t % 3];
+            sum += term;
+            magnitude += fabs(term);
+        }
+        sum = sum < params.min ? params.min : sum;
+        sum = sum > params.max ? params.max : sum;
+        const double tolerance = 1e-5 * magnitude;
+        ok_exact &= fabs(out[o + 1] - sum) <= tolerance; /* false for a NaN */
+        ok_scalar &= fabs(out[o + 1] - ref[o + 1]) <= 2 * tolerance;
+    }
+    check(ok_exact, kernel->name, 9, n, "3x3s2 differs from the double reference");
+    check(ok_scalar, kernel->name, 9, n, "3x3s2 differs from the scalar kernel");
+    check(out[0] == SENTINEL && out[n + 1] == SENTINEL, kernel->name, 9, n,
+          "3x3s2 wrote outside out[0..n)");
+    if (n > 0 && !clamp) { /* an odd column is the middle tap of its output only */
+        const size_t at = (size_t)rand() % n, r = (size_t)rand() % 3;
+        rows[r].data[2 * at + 1] = NAN;
+        kernel->fn_3x3s2(n, row, w, bias, out + 1, &params);
+        int others_finite = 1;
+        for (size_t o = 0; o < n; o++)
+            others_finite &= o == at || !isnan(out[o + 1]);
+        check(isnan(out[at + 1]) && others_finite, kernel->name, 9, n,
+              "3x3s2: NaN input did not give NaN exactly at its output");
+    }
+    for (size_t r = 0; r < 3; r++)
+        munmap(rows[r].base, rows[r].bytes);
+}
+
 int main(void)
 {
     srand(1);
@@ -139,6 +196,9 @@ int main(void)
             for (size_t n = 0; n <= MAX_N; n++)
                 for (int clamp = 0; clamp <= 1; clamp++)
                     run_case(kernel, tap_counts[i_taps], n, clamp);
+        for (size_t n = 0; n <= MAX_N; n++)
+            for (int clamp = 0; clamp <= 1; clamp++)
+                run_case_3x3s2(kernel, n, clamp);
         printf("tested %s\n", kernel->name);
     }
     printf("%d passed, %d failed\n", passed, failed);

@@ -2,11 +2,12 @@
  * f32_dwconv__neon.h — the body of the depthwise-conv run kernels (kernels.h), shared by
  * the AArch64 and ARMv7 files, which define before including it:
  *   madd(acc, x, w)       acc + x·w (fused on AArch64; ARMv7's vmla rounds twice),
+ *   madd_lane(acc, x, v, l) acc + x·v[l], the same by a lane of a vector,
  *   ACCUMULATORS          vectors of 4 outputs per pass over the taps (8 on AArch64's 32
  *                         registers, 4 on ARMv7's 16),
  *   EMBER_LOAD_CHUNK(p)   x0, x1, … = the ACCUMULATORS vectors from p on (AArch64 loads
  *                         four per instruction),
- *   EMBER_DWCONV_NEON_NAME the kernel's name.
+ *   EMBER_DWCONV_NEON_NAME, EMBER_DWCONV_3X3S2_NEON_NAME the kernels' names.
  * Included by exactly those two files.
  *
  * Per tap of a pass: one weight, ACCUMULATORS loads and multiply-adds, so the chains hide
@@ -15,6 +16,13 @@
  * ending at n: it recomputes a few outputs already stored, to the same value. A run
  * shorter than 4 is computed one output at a time. vmax/vmin propagate NaN, as the
  * scalar kernel's compares do.
+ *
+ * The 3×3 stride-2 run computes 8 outputs per block as two vectors, the even outputs and
+ * the odd ones: one vld4 of a kernel row's 16 floats gives every tap of both (plus one
+ * float loaded alone and an ext), and one vst2 interleaves them back: per kernel row and
+ * 8 outputs, three loads and six multiply-adds, with no copy into column phases. (Two
+ * vld2 per 4 outputs, the first version, took 2 loads per 3 multiply-adds: more
+ * instructions than the column-phase copy it saved on 112² planes.)
  */
 #ifndef EMBER_F32_DWCONV_NEON_H
 #define EMBER_F32_DWCONV_NEON_H
@@ -130,6 +138,67 @@ void EMBER_DWCONV_NEON_NAME(size_t n, size_t taps, const float *const *src, cons
         run(1, n, taps, src, w, bias, out, vmin, vmax);
     else
         run(0, n, taps, src, w, bias, out, vmin, vmax);
+}
+
+/* 3×3 stride 2: blocks of 8 outputs, two per pass (an even and an odd accumulator each).
+ * Four blocks on AArch64 need 16 registers for their vld4s, 8 accumulators and the
+ * weights, which GCC spreads into 9 vectors: more than 32, and the loop spilled. */
+#define EMBER_EACH_BLOCK(X) X(0) X(1)
+enum { BLOCK = 8, BLOCKS = 2 };
+
+/* acc + x·w[t], weight t of the nine a lane of w0 = w[0..4), w1 = w[4..8) or w2 = w[8]. */
+#define EMBER_MADD_W(acc, x, t) madd_lane(acc, x, (t) < 4 ? w0 : (t) < 8 ? w1 : w2, (t) % 4)
+
+/* Kernel row r of block i (outputs a_i..a_i + 8): vld4 splits x[2a_i..2a_i + 16) by
+ * column mod 4, so the even outputs' three taps are columns 0, 1, 2 and the odd
+ * outputs' are 2, 3 and 0 shifted by one (x[2a_i + 16] loaded alone). */
+#define EMBER_S2_ROW(i, r)                                                                   \
+    {                                                                                        \
+        const float *x = row[r] + 2 * a##i;                                                  \
+        const float32x4x4_t q = vld4q_f32(x);                                                \
+        const float32x4_t c0 = q.val[0], c1 = q.val[1], c2 = q.val[2], c3 = q.val[3];        \
+        const float32x4_t c4 = vextq_f32(c0, vld1q_dup_f32(x + 16), 1);                      \
+        e##i = EMBER_MADD_W(e##i, c0, 3 * (r));                                              \
+        e##i = EMBER_MADD_W(e##i, c1, 3 * (r) + 1);                                          \
+        e##i = EMBER_MADD_W(e##i, c2, 3 * (r) + 2);                                          \
+        d##i = EMBER_MADD_W(d##i, c2, 3 * (r));                                              \
+        d##i = EMBER_MADD_W(d##i, c3, 3 * (r) + 1);                                          \
+        d##i = EMBER_MADD_W(d##i, c4, 3 * (r) + 2);                                          \
+    }
+
+void EMBER_DWCONV_3X3S2_NEON_NAME(size_t n, const float *const *row, const float *w,
+                                  float bias, float *out, const ember_f32_dwconv_params *params)
+{
+    if (n < BLOCK) {
+        ember_f32_dwconv_3x3s2__scalar(n, row, w, bias, out, params);
+        return;
+    }
+    const float32x4_t vmin = vdupq_n_f32(params->min), vmax = vdupq_n_f32(params->max);
+    const float32x4_t w0 = vld1q_f32(w), w1 = vld1q_f32(w + 4), w2 = vdupq_n_f32(w[8]);
+    const size_t last = n - BLOCK;
+    for (size_t o = 0; o < n; o += BLOCK * BLOCKS) { /* the last block of a run ends at n */
+#define EMBER_S2_INIT(i)                                                                     \
+    const size_t a##i = o + (i) * BLOCK < last ? o + (i) * BLOCK : last;                     \
+    float32x4_t e##i = vdupq_n_f32(bias), d##i = e##i;
+#define EMBER_S2_ROW0(i) EMBER_S2_ROW(i, 0)
+#define EMBER_S2_ROW1(i) EMBER_S2_ROW(i, 1)
+#define EMBER_S2_ROW2(i) EMBER_S2_ROW(i, 2)
+#define EMBER_S2_STORE(i)                                                                    \
+    {                                                                                        \
+        const float32x4x2_t even_odd = {{clamp4(e##i, vmin, vmax), clamp4(d##i, vmin, vmax)}}; \
+        vst2q_f32(out + a##i, even_odd);                                                     \
+    }
+        EMBER_EACH_BLOCK(EMBER_S2_INIT)
+        EMBER_EACH_BLOCK(EMBER_S2_ROW0)
+        EMBER_EACH_BLOCK(EMBER_S2_ROW1)
+        EMBER_EACH_BLOCK(EMBER_S2_ROW2)
+        EMBER_EACH_BLOCK(EMBER_S2_STORE)
+#undef EMBER_S2_INIT
+#undef EMBER_S2_ROW0
+#undef EMBER_S2_ROW1
+#undef EMBER_S2_ROW2
+#undef EMBER_S2_STORE
+    }
 }
 
 #endif /* EMBER_F32_DWCONV_NEON_H */
