@@ -16,7 +16,8 @@
  * instead, which splits each row's even and odd columns in registers: their plane is laid
  * out in the two row phases only (as a stride-(2, 1) band twice the output width), so the
  * fill is a plain copy of each input row, where column phases would deinterleave every
- * row in memory (x86, 96 channels 112² -> 56²: 0.60 -> 0.xx ms per node).
+ * row in memory (96 channels 112² -> 56², column phases -> this: x86 0.63 -> 0.57 ms,
+ * aarch64 5.25M -> 4.59M instructions, armv7 11.8M -> 6.5M).
  * Other convs (3-d, larger strides) accumulate one tap at a time over the output range
  * that tap keeps inside the input.
  */
