@@ -33,46 +33,41 @@ static double now(void)
 /* Multiply-adds of `iterations` × 12 independent vector chains; returns flops done. The
  * chains are written out (an array of vectors would live in memory at -O2) and their sum
  * goes to *sink so the loop is not removed. */
-#define EMBER_CHAINS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
-#define EMBER_FMA_LOOP(vec, set1, fmadd, add, store, lanes)                                 \
+#define EMBER_CHAINS(X, ...)                                                                 \
+    X(0, __VA_ARGS__) X(1, __VA_ARGS__) X(2, __VA_ARGS__) X(3, __VA_ARGS__) X(4, __VA_ARGS__) \
+    X(5, __VA_ARGS__) X(6, __VA_ARGS__) X(7, __VA_ARGS__) X(8, __VA_ARGS__) X(9, __VA_ARGS__) \
+    X(10, __VA_ARGS__) X(11, __VA_ARGS__)
+#define EMBER_DECLARE(i, vec, set1) vec c##i = set1((float)(i));
+#define EMBER_STEP(i, madd) c##i = madd(c##i, a, b);
+#define EMBER_SUM(i, add) sum = add(sum, c##i);
+/* The body of one ISA's loop: its vector type, set1, madd(c, a, b) = c·a + b, add, store
+ * and lanes per vector. */
+#define EMBER_FMA_LOOP(vec, set1, madd, add, store, lanes)                                 \
     const vec a = set1(0.999f), b = set1(1e-3f);                                             \
-    EMBER_CHAINS(EMBER_DECLARE)                                                              \
+    vec sum = set1(0.0f);                                                                    \
+    EMBER_CHAINS(EMBER_DECLARE, vec, set1)                                                   \
     for (uint64_t it = 0; it < iterations; it++) {                                           \
-        EMBER_CHAINS(EMBER_STEP)                                                             \
+        EMBER_CHAINS(EMBER_STEP, madd)                                                       \
     }                                                                                        \
-    EMBER_CHAINS(EMBER_SUM)                                                                  \
+    EMBER_CHAINS(EMBER_SUM, add)                                                             \
     store(sink, sum);                                                                        \
     return 12.0 * (lanes) * 2 * (double)iterations;
 #if defined(__x86_64__)
 #include <immintrin.h>
-#define EMBER_DECLARE(i) __m256 c##i = _mm256_set1_ps((float)(i));
-#define EMBER_STEP(i) c##i = _mm256_fmadd_ps(c##i, a, b);
-#define EMBER_SUM(i) sum = _mm256_add_ps(sum, c##i);
 __attribute__((target("avx2,fma"))) static double fma_loop_avx2(uint64_t iterations, float *sink)
 {
-    __m256 sum = _mm256_setzero_ps();
     EMBER_FMA_LOOP(__m256, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_add_ps, _mm256_storeu_ps, 8)
 }
-#undef EMBER_DECLARE
-#undef EMBER_STEP
-#undef EMBER_SUM
-#define EMBER_DECLARE(i) __m512 c##i = _mm512_set1_ps((float)(i));
-#define EMBER_STEP(i) c##i = _mm512_fmadd_ps(c##i, a, b);
-#define EMBER_SUM(i) sum = _mm512_add_ps(sum, c##i);
 __attribute__((target("avx512f"))) static double fma_loop_avx512(uint64_t iterations, float *sink)
 {
-    __m512 sum = _mm512_setzero_ps();
     EMBER_FMA_LOOP(__m512, _mm512_set1_ps, _mm512_fmadd_ps, _mm512_add_ps, _mm512_storeu_ps, 16)
 }
 #elif defined(__ARM_NEON)
 #include <arm_neon.h>
-#define EMBER_DECLARE(i) float32x4_t c##i = vdupq_n_f32((float)(i));
-#define EMBER_STEP(i) c##i = vmlaq_f32(b, c##i, a);
-#define EMBER_SUM(i) sum = vaddq_f32(sum, c##i);
+#define EMBER_NEON_MADD(c, a, b) vmlaq_f32(b, c, a)
 static double fma_loop_neon(uint64_t iterations, float *sink)
 {
-    float32x4_t sum = vdupq_n_f32(0.0f);
-    EMBER_FMA_LOOP(float32x4_t, vdupq_n_f32, vmlaq_f32, vaddq_f32, vst1q_f32, 4)
+    EMBER_FMA_LOOP(float32x4_t, vdupq_n_f32, EMBER_NEON_MADD, vaddq_f32, vst1q_f32, 4)
 }
 #endif
 

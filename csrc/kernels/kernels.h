@@ -268,6 +268,11 @@ extern const size_t ember_f32_verf_kernel_count;
 
 /* ---------------------------------------------------------------- f32 depthwise conv */
 
+/* X(t) for each of the nine taps of a 3×3 kernel, for kernels that write their 3×3 pass
+ * out tap by tap (a loop over arrays of vectors is not unrolled at -O2 and would keep
+ * them in memory). */
+#define EMBER_EACH_OF_NINE(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8)
+
 typedef struct ember_f32_dwconv_params {
     float min, max; /* clamp of the result: -INFINITY/INFINITY for none */
 } ember_f32_dwconv_params;

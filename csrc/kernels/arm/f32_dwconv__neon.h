@@ -77,15 +77,9 @@ static ALWAYS_INLINE void pass(int nine, const float *const *s9, const float *w9
 #define EMBER_STORE(i) vst1q_f32(out + a##i, clamp4(c##i, vmin, vmax));
     EMBER_EACH_ACCUMULATOR(EMBER_INIT)
     if (nine) {
-        EMBER_TAP(s9[0], w9[0]);
-        EMBER_TAP(s9[1], w9[1]);
-        EMBER_TAP(s9[2], w9[2]);
-        EMBER_TAP(s9[3], w9[3]);
-        EMBER_TAP(s9[4], w9[4]);
-        EMBER_TAP(s9[5], w9[5]);
-        EMBER_TAP(s9[6], w9[6]);
-        EMBER_TAP(s9[7], w9[7]);
-        EMBER_TAP(s9[8], w9[8]);
+#define EMBER_TAP_OF_NINE(t) EMBER_TAP(s9[t], w9[t]);
+        EMBER_EACH_OF_NINE(EMBER_TAP_OF_NINE)
+#undef EMBER_TAP_OF_NINE
     } else {
         for (size_t t = 0; t < taps; t++)
             EMBER_TAP(src[t], w[t]);

@@ -48,15 +48,9 @@ static ALWAYS_INLINE void pass(int nine, const __m256 *w9, const float *const *s
         c3 = _mm256_fmadd_ps(wt, _mm256_loadu_ps((s) + a3), c3);                             \
     } while (0)
     if (nine) {
-        EMBER_TAP(s9[0], w9[0]);
-        EMBER_TAP(s9[1], w9[1]);
-        EMBER_TAP(s9[2], w9[2]);
-        EMBER_TAP(s9[3], w9[3]);
-        EMBER_TAP(s9[4], w9[4]);
-        EMBER_TAP(s9[5], w9[5]);
-        EMBER_TAP(s9[6], w9[6]);
-        EMBER_TAP(s9[7], w9[7]);
-        EMBER_TAP(s9[8], w9[8]);
+#define EMBER_TAP_OF_NINE(t) EMBER_TAP(s9[t], w9[t]);
+        EMBER_EACH_OF_NINE(EMBER_TAP_OF_NINE)
+#undef EMBER_TAP_OF_NINE
     } else {
         for (size_t t = 0; t < taps; t++) {
             const __m256 wt = _mm256_broadcast_ss(w + t);
@@ -68,6 +62,13 @@ static ALWAYS_INLINE void pass(int nine, const __m256 *w9, const float *const *s
     _mm256_storeu_ps(out + a1, clamp8(c1, vmin, vmax));
     _mm256_storeu_ps(out + a2, clamp8(c2, vmin, vmax));
     _mm256_storeu_ps(out + a3, clamp8(c3, vmin, vmax));
+}
+
+/* A tail pass's vector at a, moved back to end at n when it would run past (its last
+ * vector starts at last = n − 8). */
+static inline size_t at_most(size_t a, size_t last)
+{
+    return a < last ? a : last;
 }
 
 /* n ≥ 8: whole passes of 32, then one over the tail's vectors, the last at n − 8. */
@@ -86,8 +87,8 @@ static ALWAYS_INLINE void run(int nine, size_t n, size_t taps, const float *cons
     if (o == n)
         return;
     const size_t last = n - V;
-    const size_t a1 = o + V < last ? o + V : last, a2 = o + 2 * V < last ? o + 2 * V : last;
-    pass(nine, w9, s9, taps, src, w, o < last ? o : last, a1, a2, last, bias, out, vmin, vmax);
+    pass(nine, w9, s9, taps, src, w, at_most(o, last), at_most(o + V, last),
+         at_most(o + 2 * V, last), last, bias, out, vmin, vmax);
 }
 
 /* n < 8: one masked vector. */
@@ -162,16 +163,15 @@ void ember_f32_dwconv_3x3s2__avx2_fma(size_t n, const float *const *row, const f
         return;
     }
     const __m256 vmin = _mm256_set1_ps(params->min), vmax = _mm256_set1_ps(params->max);
-    const float *const rows[3] = {row[0], row[1], row[2]};
     __m256 w9[9];
     for (int t = 0; t < 9; t++)
         w9[t] = _mm256_broadcast_ss(w + t);
     size_t o = 0;
     for (; o + CHUNK <= n; o += CHUNK)
-        pass_3x3s2(rows, w9, o, o + V, o + 2 * V, o + 3 * V, bias, out, vmin, vmax);
+        pass_3x3s2(row, w9, o, o + V, o + 2 * V, o + 3 * V, bias, out, vmin, vmax);
     if (o == n)
         return;
     const size_t last = n - V;
-    const size_t a1 = o + V < last ? o + V : last, a2 = o + 2 * V < last ? o + 2 * V : last;
-    pass_3x3s2(rows, w9, o < last ? o : last, a1, a2, last, bias, out, vmin, vmax);
+    pass_3x3s2(row, w9, at_most(o, last), at_most(o + V, last), at_most(o + 2 * V, last), last,
+               bias, out, vmin, vmax);
 }
