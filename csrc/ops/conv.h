@@ -42,6 +42,8 @@ typedef struct conv_prepared {
     ember_f32_dwconv_3x3s2_fn dw_3x3s2; /* with dw_run, a 3×3 stride-2 conv: this run, over a
                                          plane laid out in row phases only */
     int64_t block;                    /* output pixels per packed B block, multiple of nr */
+    int64_t slice_channels;           /* im2col and pointwise: input channels per K slice (the
+                                         filter is packed slice by slice; group_in: one) */
     int64_t *tap_range;               /* per kernel position along the last dim: the outputs
                                          [lo, hi] whose input is inside (valid_range, whose
                                          divisions cost more than a small conv's copies) */
@@ -109,13 +111,14 @@ static inline void ember_conv_add_clamp(float *dst, const float *src, const floa
 ember_status ember_conv_tap_ranges(conv_prepared *p, const ember_node *node);
 ember_status ember_conv_pixel_taps(conv_prepared *p, const ember_node *node);
 
-/* Columns [first, first + count) of the im2col matrix of one group, in packed-B layout
- * of panels nr wide (conv_im2col.c); nr = count gives the plain row-major matrix.
+/* Columns [first, first + count) of the im2col matrix of `channels` input channels from
+ * `input` (a group's, or a K slice of it), in packed-B layout of panels nr wide
+ * (conv_im2col.c); nr = count gives the plain row-major matrix.
  * `rows` is scratch of ember_conv_im2col_rows_floats(p) floats (count ≤ p->block). The
  * plain matrix needs 8 floats of room after it (its rows are moved in blocks of 8). */
 size_t ember_conv_im2col_rows_floats(const conv_prepared *p);
-void ember_conv_pack_im2col(const conv_prepared *p, const float *input, int64_t first,
-                            int64_t count, size_t nr, float *packed, float *rows);
+void ember_conv_pack_im2col(const conv_prepared *p, const float *input, int64_t channels,
+                            int64_t first, int64_t count, size_t nr, float *packed, float *rows);
 
 /* Depthwise (conv_depthwise.c): at prepare, chooses the kernel path (p->dw_run) and sets
  * *scratch_bytes; the run covers every image and channel. */

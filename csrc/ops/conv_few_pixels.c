@@ -71,7 +71,7 @@ void ember_conv_few_pixels_run(const conv_prepared *p, const float *in, const fl
     size_t column_stride = (size_t)p->in_pixels;
     if (!p->pointwise) {
         float *build = scratch + round_up_floats(k * n + 8); /* 8: room the build may use */
-        ember_conv_pack_im2col(p, in, 0, (int64_t)n, n, scratch, build);
+        ember_conv_pack_im2col(p, in, p->group_in, 0, (int64_t)n, n, scratch, build);
         columns = scratch;
         column_stride = n;
         scratch = build + round_up_floats(ember_conv_im2col_rows_floats(p));

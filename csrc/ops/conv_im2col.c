@@ -181,13 +181,13 @@ static void im2col_row_2d(const conv_prepared *p, const float *band_data,
  * piece, cost 10+ instructions per value on small images (13-wide rows against 8-wide
  * panels).
  */
-static void pack_im2col_2d(const conv_prepared *p, const float *input, int64_t first,
-                           int64_t count, int64_t nr, float *packed, float *rows)
+static void pack_im2col_2d(const conv_prepared *p, const float *input, int64_t channels,
+                           int64_t first, int64_t count, int64_t nr, float *packed, float *rows)
 {
     const int64_t taps = p->kernel_dims[0] * p->kernel_dims[1];
     const padded_band band = band_of(p, first, count);
     float *band_data = rows + taps * p->block + RUN_SLACK;
-    for (int64_t c = 0; c < p->group_in; c++) {
+    for (int64_t c = 0; c < channels; c++) {
         fill_band(p, input + c * p->in_pixels, &band, band_data);
         float *dst = nr == count ? packed + c * taps * count : rows;
         for (int64_t kh = 0; kh < p->kernel_dims[0]; kh++)
@@ -196,7 +196,7 @@ static void pack_im2col_2d(const conv_prepared *p, const float *input, int64_t f
                               dst + (kh * p->kernel_dims[1] + kw) * count);
         if (nr != count)
             ember_f32_pack_b_rows((size_t)nr, (size_t)taps, (size_t)count, rows, (size_t)count,
-                                  1, packed + c * taps * nr, (size_t)(nr * p->depth));
+                                  1, packed + c * taps * nr, (size_t)(nr * channels * taps));
     }
 }
 
@@ -209,9 +209,10 @@ static void pack_im2col_2d(const conv_prepared *p, const float *input, int64_t f
  * whose input stays inside the last dim is computed once per tap, so a run is zeros, one
  * copy (contiguous for stride 1) and zeros, with no per-element check.
  */
-static void pack_im2col_nd(const conv_prepared *p, const float *input, int64_t first,
-                           int64_t count, size_t nr, float *packed)
+static void pack_im2col_nd(const conv_prepared *p, const float *input, int64_t channels,
+                           int64_t first, int64_t count, size_t nr, float *packed)
 {
+    const int64_t depth = channels * (p->depth / p->group_in);
     const int last = p->spatial - 1;
     const int64_t s = p->stride[last];
     int64_t start[MAX_SPATIAL], kpos[MAX_SPATIAL] = {0};
@@ -221,7 +222,7 @@ static void pack_im2col_nd(const conv_prepared *p, const float *input, int64_t f
         rest /= p->out_dims[d];
     }
     int64_t channel = 0;
-    for (int64_t k = 0; k < p->depth; k++) {
+    for (int64_t k = 0; k < depth; k++) {
         int64_t offset[MAX_SPATIAL], coord[MAX_SPATIAL];
         for (int d = 0; d <= last; d++) {
             offset[d] = kpos[d] * p->dilation[d] - p->pad_before[d];
@@ -230,7 +231,7 @@ static void pack_im2col_nd(const conv_prepared *p, const float *input, int64_t f
         /* outputs along the last dim whose tap is inside */
         const int64_t lo = p->tap_range[2 * kpos[last]], hi = p->tap_range[2 * kpos[last] + 1];
         const float *plane = input + channel * p->in_pixels;
-        panel_cursor cursor = {packed + (size_t)k * nr, 0, nr, nr * (size_t)p->depth};
+        panel_cursor cursor = {packed + (size_t)k * nr, 0, nr, nr * (size_t)depth};
         for (int64_t j = 0; j < count;) {
             /* A run of pixels sharing every coordinate but the last. */
             const int64_t c0 = coord[last];
@@ -287,11 +288,11 @@ size_t ember_conv_im2col_rows_floats(const conv_prepared *p)
                     band.height * band.width + RUN_SLACK);
 }
 
-void ember_conv_pack_im2col(const conv_prepared *p, const float *input, int64_t first,
-                            int64_t count, size_t nr, float *packed, float *rows)
+void ember_conv_pack_im2col(const conv_prepared *p, const float *input, int64_t channels,
+                            int64_t first, int64_t count, size_t nr, float *packed, float *rows)
 {
     if (p->spatial == 2)
-        pack_im2col_2d(p, input, first, count, (int64_t)nr, packed, rows);
+        pack_im2col_2d(p, input, channels, first, count, (int64_t)nr, packed, rows);
     else
-        pack_im2col_nd(p, input, first, count, nr, packed);
+        pack_im2col_nd(p, input, channels, first, count, nr, packed);
 }

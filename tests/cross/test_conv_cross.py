@@ -27,6 +27,8 @@ CASES = {
     "pointwise-stride2": ((1, 24, 15, 17), (12, 24, 1, 1), 1, (0, 0, 0, 0), (2, 2), (1, 1)),
     "few-pixels-200-channels": ((1, 8, 7, 7), (200, 8, 3, 3), 1, (1, 1, 1, 1), (1, 1), (1, 1)),
     "im2col-96-channels": ((1, 16, 19, 21), (96, 16, 3, 3), 1, (1, 1, 1, 1), (1, 1), (1, 1)),
+    "im2col-k-slices": ((1, 100, 15, 14), (96, 100, 3, 3), 1, (1, 1, 1, 1), (1, 1), (1, 1)),
+    "pointwise-k-slices": ((1, 800, 20, 20), (16, 800, 1, 1), 1, (0, 0, 0, 0), (1, 1), (1, 1)),
     "im2col-stride5": ((1, 3, 23, 21), (4, 3, 3, 3), 1, (1, 1, 1, 1), (5, 5), (1, 1)),
     # depthwise through the f32_dwconv kernel over stride-phase planes (conv_depthwise.c)
     "depthwise-3x3-stride2": ((1, 8, 30, 33), (8, 1, 3, 3), 8, (1, 1, 1, 1), (2, 2), (1, 1)),
@@ -38,7 +40,7 @@ CASES = {
 
 # convs whose output gets a skip connection: y = relu(conv(x) + r), fused into the conv
 RESIDUAL = ("stride1-bands", "few-pixels-200-channels", "im2col-96-channels",
-            "pointwise-stride2")
+            "pointwise-stride2", "im2col-k-slices")
 
 
 def conv_output_shape(name):

@@ -70,6 +70,15 @@ CONV_CASES = {
                                [1, 1]),
     "implicit-stride3x2-grouped": ((1, 12, 31, 29), (10, 6, 3, 3), 2, [(1, 1), (1, 1)],
                                    [3, 2], [1, 1]),
+    # im2col and pointwise GEMMs over K slices of whole input channels (conv.c's
+    # SLICE_DEPTH): uneven last slices, several pixel blocks, groups, 1-d, strides
+    "im2col-k-slices": ((1, 100, 23, 22), (61, 100, 3, 3), 1, [(1, 1), (1, 1)], [1, 1],
+                        [1, 1]),
+    "im2col-k-slices-grouped-strided": ((2, 262, 17, 16), (122, 131, 3, 3), 2,
+                                        [(1, 0), (0, 1)], [2, 1], [1, 1]),
+    "im2col-k-slices-1d": ((1, 300, 70), (9, 300, 3), 1, [(1, 2)], [1], [2]),
+    "pointwise-k-slices": ((1, 803, 21, 20), (30, 803, 1, 1), 1, [(0, 0), (0, 0)], [1, 1],
+                           [1, 1]),
     "im2col-many-outputs": ((1, 8, 9, 9), (260, 8, 3, 3), 1, [(1, 1), (1, 1)], [1, 1], [1, 1]),
     "im2col-stride5": ((1, 3, 23, 21), (4, 3, 3, 3), 1, [(1, 1), (1, 1)], [5, 5], [1, 1]),
     # few output pixels (conv_few_pixels.c): pixels as the GEMM's rows
@@ -89,7 +98,8 @@ CONV_CASES = {
 @pytest.mark.parametrize("bias", ["vector", "scalar", "row", "none"])
 def test_conv(case, bias):
     xs, ws, groups, pads, stride, dilation = CONV_CASES[case]
-    x, w = rand(*xs), rand(*ws)
+    # deep filters scaled so their sums stay near 1: the tolerance is absolute
+    x, w = rand(*xs), rand(*ws) / np.float32(max(1.0, np.prod(ws[1:]) / 100) ** 0.5)
     o = ws[0]
     real_groups = groups or xs[1]
     b = {"vector": rand(o), "scalar": rand(1), "row": rand(1, o), "none": np.zeros(1, np.float32)}[bias]
@@ -108,6 +118,15 @@ def test_conv_with_computed_filter_and_bias():
     x, w, b = rand(1, 4, 9, 8), rand(6, 4, 3, 3), rand(6)
     expected = ref_conv(x, w, b, [(1, 1), (1, 1)], [1, 1], [1, 1], 1)
     check({"x": x, "w": w, "b": b}, ["y = conv(x, w, b, padding = [(1, 1), (1, 1)]);"], expected)
+
+
+def test_conv_k_slices_residual_relu_fused():
+    # the residual is accumulated before the first slice, the clamp after the last
+    x, w, b, r = rand(1, 90, 12, 11), rand(64, 90, 3, 3) / 9, rand(64), rand(1, 64, 12, 11)
+    conv = ref_conv(x, w, b, [(1, 1), (1, 1)], [1, 1], [1, 1], 1)
+    check({"x": x, "r": r},
+          ["c = conv(x, w, b, padding = [(1, 1), (1, 1)]);", "d = add(c, r);", "y = relu(d);"],
+          np.maximum(conv + r, 0), {"w": w, "b": b})
 
 
 def test_conv_relu_fused():
