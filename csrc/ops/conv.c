@@ -253,12 +253,6 @@ static void pack_filter_as_b(const conv_prepared *p, const float *filter, float 
                          packed + (size_t)g * p->group_filter_floats);
 }
 
-/* The taps of one input channel: a row of K per channel. */
-static int64_t taps_per_channel(const conv_prepared *p)
-{
-    return p->depth / p->group_in;
-}
-
 /* Input channels of the K slice starting at channel c0: slice_channels, fewer in the last. */
 static int64_t slice_width(const conv_prepared *p, int64_t c0)
 {
@@ -270,12 +264,12 @@ static int64_t slice_width(const conv_prepared *p, int64_t c0)
 static size_t slice_offset(const conv_prepared *p, int64_t c0)
 {
     return ember_f32_packed_a_floats(p->kernel->mr, (size_t)p->group_out,
-                                     (size_t)(c0 * taps_per_channel(p)));
+                                     (size_t)(c0 * ember_conv_taps(p)));
 }
 
 static void pack_filter(const conv_prepared *p, const float *filter, float *packed)
 {
-    const int64_t taps = taps_per_channel(p);
+    const int64_t taps = ember_conv_taps(p);
     for (int64_t g = 0; g < p->groups; g++)
         for (int64_t c0 = 0; c0 < p->group_in; c0 += p->slice_channels) {
             const int64_t channels = slice_width(p, c0);
@@ -352,7 +346,7 @@ static ember_status conv_bias(conv_prepared *p, const ember_prepare_context *ctx
  * rows of one channel's taps that are packed into it. */
 static size_t im2col_floats(const conv_prepared *p)
 {
-    return (size_t)(p->slice_channels * taps_per_channel(p)) * (size_t)p->block +
+    return (size_t)(p->slice_channels * ember_conv_taps(p)) * (size_t)p->block +
            (p->pointwise ? 0 : ember_conv_im2col_rows_floats(p));
 }
 
@@ -385,8 +379,8 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
         return status;
     const size_t nr = p->kernel->nr;
     p->slice_channels = slice_channels(p);
-    const int64_t slice_depth = p->slice_channels * taps_per_channel(p) > 0
-                                    ? p->slice_channels * taps_per_channel(p) : 1;
+    const int64_t slice_depth = p->slice_channels * ember_conv_taps(p) > 0
+                                    ? p->slice_channels * ember_conv_taps(p) : 1;
     /* sliced, twice the bytes: the block's filter slices stream from memory once per
      * block, and its output stays in L2 across the slices (VGG19's 28×28 convs: 0.92x
      * the time with 128 KiB blocks, one process alternating runs; shallower convs
@@ -480,7 +474,7 @@ static void conv_one_pixel(const conv_prepared *p, const float *input, const flo
     if (residual != NULL) /* accumulated by the GEMM, before its clamp */
         memcpy(output, residual, (size_t)(p->batch * p->out_channels) * sizeof(float));
     const size_t mr = p->kernel->mr;
-    const int64_t per_channel = p->depth / p->group_in;
+    const int64_t per_channel = ember_conv_taps(p);
     memset(taps, 0, ember_f32_packed_a_floats(mr, 1, (size_t)p->depth) * sizeof(float));
     for (int64_t n = 0; n < p->batch; n++)
         for (int64_t g = 0; g < p->groups; g++) {
@@ -519,11 +513,12 @@ static void conv_group(const conv_prepared *p, const float *in, const float *fil
         params.accumulate = 1;
     }
     const size_t row_bytes = (size_t)p->out_pixels * sizeof(float);
-    const int64_t taps = taps_per_channel(p);
+    const int64_t taps = ember_conv_taps(p);
     float *rows = columns + (size_t)(p->slice_channels * taps) * (size_t)p->block;
     for (int64_t j = 0; j < p->out_pixels; j += p->block) {
         const int64_t count = p->out_pixels - j < p->block ? p->out_pixels - j : p->block;
-        for (int64_t c0 = 0; c0 < p->group_in; c0 += p->slice_channels) {
+        /* until the last slice; one pass at least: no input channels still write the bias */
+        for (int64_t c0 = 0, last = 0; !last; c0 += p->slice_channels) {
             const int64_t channels = slice_width(p, c0);
             const float *slice_in = in + c0 * p->in_pixels;
             if (p->pointwise)
@@ -534,7 +529,7 @@ static void conv_group(const conv_prepared *p, const float *in, const float *fil
                                        rows);
             /* the slices after the first accumulate; the last adds the bias and clamps */
             ember_f32_gemm_params slice = params;
-            const int last = c0 + channels >= p->group_in;
+            last = c0 + channels >= p->group_in;
             slice.accumulate |= c0 > 0;
             slice.bias_row = last ? params.bias_row : NULL;
             slice.min = last ? params.min : -INFINITY;

@@ -67,6 +67,16 @@ typedef struct conv_prepared {
     float min, max;
 } conv_prepared;
 
+/* Taps per input channel (kernel positions): K = group_in × this; not depth / group_in,
+ * which a conv of zero channels would divide by zero. */
+static inline int64_t ember_conv_taps(const conv_prepared *p)
+{
+    int64_t taps = 1;
+    for (int d = 0; d < p->spatial; d++)
+        taps *= p->kernel_dims[d];
+    return taps;
+}
+
 /* Output range [*lo, *hi] along one spatial dim whose input index o·s + offset falls
  * inside [0, extent). Empty when *lo > *hi. */
 static inline void ember_conv_valid_range(int64_t offset, int64_t s, int64_t extent,

@@ -20,7 +20,7 @@
 /* one_pixel: where each kernel position of the one output pixel reads its channel. */
 ember_status ember_conv_pixel_taps(conv_prepared *p, const ember_node *node)
 {
-    const int64_t taps = p->depth / p->group_in;
+    const int64_t taps = ember_conv_taps(p);
     p->pixel_taps = malloc((size_t)taps * sizeof *p->pixel_taps + 1);
     if (p->pixel_taps == NULL)
         return ember_node_error(node, EMBER_ERROR_MEMORY, "out of memory");
@@ -212,7 +212,7 @@ static void pack_im2col_2d(const conv_prepared *p, const float *input, int64_t c
 static void pack_im2col_nd(const conv_prepared *p, const float *input, int64_t channels,
                            int64_t first, int64_t count, size_t nr, float *packed)
 {
-    const int64_t depth = channels * (p->depth / p->group_in);
+    const int64_t depth = channels * ember_conv_taps(p);
     const int last = p->spatial - 1;
     const int64_t s = p->stride[last];
     int64_t start[MAX_SPATIAL], kpos[MAX_SPATIAL] = {0};

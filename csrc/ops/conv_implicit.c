@@ -147,6 +147,7 @@ ember_status ember_conv_implicit_prepare(conv_prepared *p, const ember_node *nod
 {
     p->implicit = 0;
     if (p->kernel->indirect == NULL || p->spatial != 2 || p->pointwise || p->one_pixel ||
+        p->group_in == 0 || /* no band to lay out (its sizing divides by the channels) */
         p->stride[0] > EMBER_CONV_MAX_PHASE_STRIDE || p->stride[1] > EMBER_CONV_MAX_PHASE_STRIDE)
         return EMBER_OK;
     const int64_t width = p->out_dims[1] + reach(p, 1), rows = band_rows(p, width);

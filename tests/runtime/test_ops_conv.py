@@ -158,3 +158,15 @@ def test_fused_values_as_graph_outputs():
     outs = run({"x": x}, ["c = conv(x, w);", "y = relu(c);"], ("c", "y"), {"w": w})
     np.testing.assert_allclose(outs[0], conv, rtol=RTOL, atol=ATOL)
     np.testing.assert_allclose(outs[1], np.maximum(conv, 0), rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("plane, kernel, outputs", [((6, 5), (1, 1), 4), ((6, 5), (3, 3), 4),
+                                                   ((1, 1), (3, 3), 4), ((7, 7), (3, 3), 96)])
+def test_conv_of_no_input_channels_is_its_bias(plane, kernel, outputs):
+    # K = 0 (im2col, pointwise, one and few output pixels): the GEMM still runs once and
+    # writes the bias, clamped; fuzzed plans once divided by the zero channel count
+    x, w, b = rand(1, 0, *plane), rand(outputs, 0, *kernel), rand(outputs)
+    pad = [(k // 2, k // 2) for k in kernel]
+    expected = np.broadcast_to(np.maximum(b.reshape(1, outputs, 1, 1), 0), (1, outputs) + plane)
+    check({"x": x}, [f"c = conv(x, w, b, padding = {nnef_padding(pad)});", "y = relu(c);"],
+          expected.astype(np.float32), {"w": w, "b": b})
