@@ -41,9 +41,10 @@
  * block's columns are built and multiplied one slice at a time, accumulating into the
  * output; the block is sized by the slice. VGG19 on x86, one process preparing both and
  * alternating runs (8 rounds): median 622 -> 535 ms (with the doubled block below);
- * ResNet50 (1.00x) and Inception v2 (1.01x) unchanged within noise; aarch64 (Cortex-A76 count) on the 28×28 conv: 561.4M -> 566.2M
- * instructions, the output re-read per slice (what the count cannot see is the memory
- * traffic saved, which boards without an L3 feel most). */
+ * ResNet50 (1.00x) and Inception v2 (1.01x) unchanged within noise. On aarch64
+ * (Cortex-A76 count) the 28×28 conv takes 561.4M -> 566.2M instructions, its output
+ * re-read per slice (the count cannot see the memory traffic saved, which boards
+ * without an L3 feel most). */
 #define SLICE_DEPTH 384
 /* Geometry attributes (stride, dilation, padding) beyond this are surely malformed; the
  * bound keeps every product of two of them far from int64 overflow. */
