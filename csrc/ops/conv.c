@@ -281,6 +281,12 @@ static void pack_filter(const conv_prepared *p, const float *filter, float *pack
         }
 }
 
+/* K of a whole slice (the last may be shallower). */
+static int64_t slice_depth(const conv_prepared *p)
+{
+    return p->slice_channels * ember_conv_taps(p);
+}
+
 /* Input channels per K slice (see SLICE_DEPTH): the slices as even as whole channels
  * make them. */
 static int64_t slice_channels(const conv_prepared *p)
@@ -302,7 +308,6 @@ static void conv_geometry(conv_prepared *p, const ember_node *node, const ember_
     p->groups = a->resolved_groups;
     p->group_in = p->channels / p->groups;
     p->group_out = p->out_channels / p->groups;
-    p->depth = p->group_in;
     p->in_pixels = p->out_pixels = 1;
     p->pointwise = 1;
     for (int d = 0; d < p->spatial; d++) {
@@ -312,12 +317,12 @@ static void conv_geometry(conv_prepared *p, const ember_node *node, const ember_
         p->stride[d] = a->resolved_stride[d];
         p->dilation[d] = a->resolved_dilation[d];
         p->pad_before[d] = a->pad_before[d];
-        p->depth *= p->kernel_dims[d];
         p->in_pixels *= p->in_dims[d];
         p->out_pixels *= p->out_dims[d];
         p->pointwise &= p->kernel_dims[d] == 1 && p->stride[d] == 1 && a->pad_before[d] == 0 &&
                         a->pad_after[d] == 0;
     }
+    p->depth = p->group_in * ember_conv_taps(p);
     ember_shape_strides(p->in_dims, p->spatial, p->in_strides);
     /* one input channel per group, and groups: a single-channel input (audio, a gray
      * image; silero's STFT is 258 filters of 256 taps) is a plain GEMM, not 258 planes
@@ -347,7 +352,7 @@ static ember_status conv_bias(conv_prepared *p, const ember_prepare_context *ctx
  * rows of one channel's taps that are packed into it. */
 static size_t im2col_floats(const conv_prepared *p)
 {
-    return (size_t)(p->slice_channels * ember_conv_taps(p)) * (size_t)p->block +
+    return (size_t)slice_depth(p) * (size_t)p->block +
            (p->pointwise ? 0 : ember_conv_im2col_rows_floats(p));
 }
 
@@ -380,21 +385,20 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
         return status;
     const size_t nr = p->kernel->nr;
     p->slice_channels = slice_channels(p);
-    const int64_t slice_depth = p->slice_channels * ember_conv_taps(p) > 0
-                                    ? p->slice_channels * ember_conv_taps(p) : 1;
+    const int64_t depth = slice_depth(p) > 0 ? slice_depth(p) : 1; /* no channels: 0 */
     /* sliced, twice the bytes: the block's filter slices stream from memory once per
      * block, and its output stays in L2 across the slices (VGG19's 28×28 convs: 0.92x
      * the time with 128 KiB blocks, one process alternating runs; shallower convs
      * within noise either way) */
     const int64_t budget = p->slice_channels < p->group_in ? 2 * IM2COL_BLOCK_BYTES
                                                            : IM2COL_BLOCK_BYTES;
-    int64_t block = budget / (int64_t)sizeof(float) / slice_depth;
+    int64_t block = budget / (int64_t)sizeof(float) / depth;
     block = block / (int64_t)nr * (int64_t)nr;
     /* up to IM2COL_MIN_PANELS panels, within IM2COL_MAX_BLOCK_BYTES: packing costs per
      * tap and per block, and a deep conv's one-panel blocks made that cost twice the
      * GEMM's (a 3x3 conv 128 -> 32 at 56x56 on x86: 7.8 -> 6.6 ms with 4 panels) */
     int64_t roomy =
-        IM2COL_MAX_BLOCK_BYTES / (int64_t)sizeof(float) / slice_depth;
+        IM2COL_MAX_BLOCK_BYTES / (int64_t)sizeof(float) / depth;
     roomy = roomy / (int64_t)nr * (int64_t)nr;
     if (roomy > IM2COL_MIN_PANELS * (int64_t)nr)
         roomy = IM2COL_MIN_PANELS * (int64_t)nr;
@@ -402,7 +406,7 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
         block = roomy;
     const int64_t all = (p->out_pixels + (int64_t)nr - 1) / (int64_t)nr * (int64_t)nr;
     p->block = block < all ? block : all;
-    if ((uint64_t)slice_depth > (uint64_t)(SIZE_MAX / 8) / sizeof(float) / (uint64_t)p->block)
+    if ((uint64_t)depth > (uint64_t)(SIZE_MAX / 8) / sizeof(float) / (uint64_t)p->block)
         return ember_node_error(node, EMBER_ERROR_MEMORY, "im2col block too large");
 
     p->one_pixel = p->out_pixels == 1 && !p->pointwise && w->constant != NULL;
@@ -515,7 +519,7 @@ static void conv_group(const conv_prepared *p, const float *in, const float *fil
     }
     const size_t row_bytes = (size_t)p->out_pixels * sizeof(float);
     const int64_t taps = ember_conv_taps(p);
-    float *rows = columns + (size_t)(p->slice_channels * taps) * (size_t)p->block;
+    float *rows = columns + (size_t)slice_depth(p) * (size_t)p->block;
     for (int64_t j = 0; j < p->out_pixels; j += p->block) {
         const int64_t count = p->out_pixels - j < p->block ? p->out_pixels - j : p->block;
         /* until the last slice; one pass at least: no input channels still write the bias */
