@@ -410,18 +410,23 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
         return ember_node_error(node, EMBER_ERROR_MEMORY, "im2col block too large");
 
     p->one_pixel = p->out_pixels == 1 && !p->pointwise && w->constant != NULL;
-    p->few_pixels = !p->one_pixel && w->constant != NULL && ember_conv_few_pixels_pays(p);
+    const int winograd = w->constant != NULL && ember_conv_winograd_pays(p);
+    p->few_pixels = !p->one_pixel && !winograd && w->constant != NULL &&
+                    ember_conv_few_pixels_pays(p);
     const int filter_as_b = p->one_pixel || p->few_pixels; /* the transposed GEMMs */
-    p->group_filter_floats = filter_as_b
+    p->group_filter_floats = winograd ? ember_conv_winograd_filter_floats(p)
+        : filter_as_b
         ? ember_f32_packed_b_floats(p->kernel->nr, (size_t)p->depth, (size_t)p->group_out)
         : ember_f32_packed_a_floats(p->kernel->mr, (size_t)p->group_out, (size_t)p->depth);
     const size_t filter_bytes = (size_t)p->groups * p->group_filter_floats * sizeof(float);
     ctx->scratch_bytes = p->few_pixels ? ember_conv_few_pixels_scratch(p)
                                        : im2col_floats(p) * sizeof(float);
-    status = p->few_pixels ? EMBER_OK : ember_conv_implicit_prepare(p, node, &ctx->scratch_bytes);
-    if (status != EMBER_OK)
+    if (winograd)
+        ember_conv_winograd_prepare(p, &ctx->scratch_bytes);
+    else if (!p->few_pixels &&
+             (status = ember_conv_implicit_prepare(p, node, &ctx->scratch_bytes)) != EMBER_OK)
         return status;
-    if (p->implicit || filter_as_b) /* these read the filter packed whole */
+    if (p->implicit || filter_as_b || winograd) /* these read the filter packed whole */
         p->slice_channels = p->group_in;
     if (p->one_pixel) { /* the pixel's taps gathered as a one-row A */
         ctx->scratch_bytes = ember_f32_packed_a_floats(p->kernel->mr, 1, (size_t)p->depth) *
@@ -430,7 +435,7 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
             return status;
     }
     if (w->constant != NULL) {
-        const int64_t layout[] = {filter_as_b ? 'B' : 'C',
+        const int64_t layout[] = {winograd ? 'W' : filter_as_b ? 'B' : 'C',
                                   (int64_t)(filter_as_b ? p->kernel->nr : p->kernel->mr),
                                   p->groups, p->group_out, p->depth, p->slice_channels};
         int fresh = 0;
@@ -439,7 +444,11 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
                                                 filter_bytes + sizeof(float), &fresh);
         if (p->packed_filter == NULL)
             return ember_node_error(node, EMBER_ERROR_MEMORY, "out of memory packing the filter");
-        if (fresh && filter_as_b)
+        if (fresh && winograd) {
+            if (ember_conv_winograd_pack_filter(p, w->constant, p->packed_filter) != 0)
+                return ember_node_error(node, EMBER_ERROR_MEMORY,
+                                        "out of memory transforming the filter");
+        } else if (fresh && filter_as_b)
             pack_filter_as_b(p, w->constant, p->packed_filter);
         else if (fresh)
             pack_filter(p, w->constant, p->packed_filter);
@@ -506,6 +515,10 @@ static void conv_group(const conv_prepared *p, const float *in, const float *fil
 {
     if (p->few_pixels) {
         ember_conv_few_pixels_run(p, in, filter, bias, residual, out, columns);
+        return;
+    }
+    if (p->winograd) {
+        ember_conv_winograd_run(p, in, filter, bias, residual, out, columns);
         return;
     }
     ember_f32_gemm_params params = {bias, NULL, 0, p->min, p->max};

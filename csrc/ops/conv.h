@@ -1,6 +1,6 @@
 /*
  * csrc/ops/conv.h — what conv.c and its paths (conv_im2col.c, conv_implicit.c,
- * conv_few_pixels.c, conv_depthwise.c) share, private to csrc/ops: the prepared geometry
+ * conv_few_pixels.c, conv_depthwise.c, conv_winograd.c) share, private to csrc/ops: the prepared geometry
  * of a convolution, the band layout, im2col packing.
  */
 #ifndef EMBER_OPS_CONV_H
@@ -47,6 +47,10 @@ typedef struct conv_prepared {
     int64_t *tap_range;               /* per kernel position along the last dim: the outputs
                                          [lo, hi] whose input is inside (valid_range, whose
                                          divisions cost more than a small conv's copies) */
+    int winograd;                     /* 3×3 stride 1, constant filter: F(2×2, 3×3)
+                                         (conv_winograd.c), the filter transformed as 16
+                                         packed A operands */
+    int64_t winograd_block;           /* tiles (2×2 output blocks) per pass, multiple of nr */
     int implicit;                     /* 2-d k×k: B read in place from a padded band of input
                                          rows in stride phases (conv_implicit.c), no im2col */
     /* The band layout (ember_conv_lay_out_bands), for the implicit GEMM and the
@@ -144,6 +148,18 @@ size_t ember_conv_few_pixels_scratch(const conv_prepared *p);
 void ember_conv_few_pixels_run(const conv_prepared *p, const float *in, const float *filter,
                                const float *bias, const float *residual, float *out,
                                float *scratch);
+
+/* Winograd F(2×2, 3×3) (conv_winograd.c): whether the conv qualifies and pays; at
+ * prepare, p->winograd_block and *scratch_bytes; the packed filter's floats per group and
+ * its packing (0, or -1 out of memory); the run of one group of one image (residual: that
+ * group's part, or NULL). */
+int ember_conv_winograd_pays(const conv_prepared *p);
+void ember_conv_winograd_prepare(conv_prepared *p, size_t *scratch_bytes);
+size_t ember_conv_winograd_filter_floats(const conv_prepared *p);
+int ember_conv_winograd_pack_filter(const conv_prepared *p, const float *filter, float *packed);
+void ember_conv_winograd_run(const conv_prepared *p, const float *in, const float *filter,
+                             const float *bias, const float *residual, float *out,
+                             float *scratch);
 
 /* Implicit GEMM (conv_implicit.c): at prepare, sets p->implicit when the conv runs so,
  * with its tables and *scratch_bytes; the run covers one group of one image (residual:

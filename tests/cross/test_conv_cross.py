@@ -2,7 +2,8 @@
 implicit GEMM (B read in place from stride-phase planes, where conv_implicit.c's cost
 model picks it) at strides 1 to 4, with dilation, groups, several bands and batch 2; the
 im2col path beside it (more channels, stride 5); the transposed GEMM of few output pixels
-(on armv7's 4×8 tiles from 197 output channels at 7×7); depthwise convs through the
+(on armv7's 4×8 tiles from 197 output channels at 7×7); Winograd F(2×2, 3×3) (odd
+sizes, blocks of tiles, groups, batch 2); depthwise convs through the
 f32_dwconv kernel (3×3 stride 2, 5×5 dilated, a 7×7 plane with a channel multiplier,
 stride 3 at batch 2); and some of them with a skip connection (add, relu) fused into
 the conv. The host's results are checked against a
@@ -30,6 +31,10 @@ CASES = {
     "im2col-k-slices": ((1, 100, 15, 14), (96, 100, 3, 3), 1, (1, 1, 1, 1), (1, 1), (1, 1)),
     "pointwise-k-slices": ((1, 800, 20, 20), (16, 800, 1, 1), 1, (0, 0, 0, 0), (1, 1), (1, 1)),
     "im2col-stride5": ((1, 3, 23, 21), (4, 3, 3, 3), 1, (1, 1, 1, 1), (5, 5), (1, 1)),
+    # Winograd F(2x2, 3x3) (conv_winograd.c): blocks of tiles, odd sizes, groups, batch 2
+    "winograd-odd-blocks": ((1, 256, 21, 19), (64, 256, 3, 3), 1, (1, 1, 1, 1), (1, 1), (1, 1)),
+    "winograd-grouped-asym": ((2, 256, 16, 17), (128, 128, 3, 3), 2, (0, 1, 2, 0), (1, 1),
+                              (1, 1)),
     # depthwise through the f32_dwconv kernel over stride-phase planes (conv_depthwise.c)
     "depthwise-3x3-stride2": ((1, 8, 30, 33), (8, 1, 3, 3), 8, (1, 1, 1, 1), (2, 2), (1, 1)),
     "depthwise-5x5-dilated": ((1, 6, 17, 19), (6, 1, 5, 5), 6, (4, 2, 3, 1), (1, 1), (2, 1)),
@@ -40,7 +45,7 @@ CASES = {
 
 # convs whose output gets a skip connection: y = relu(conv(x) + r), fused into the conv
 RESIDUAL = ("stride1-bands", "few-pixels-200-channels", "im2col-96-channels",
-            "pointwise-stride2", "im2col-k-slices")
+            "pointwise-stride2", "im2col-k-slices", "winograd-odd-blocks")
 
 
 def conv_output_shape(name):

@@ -79,6 +79,14 @@ CONV_CASES = {
     "im2col-k-slices-1d": ((1, 300, 70), (9, 300, 3), 1, [(1, 2)], [1], [2]),
     "pointwise-k-slices": ((1, 803, 21, 20), (30, 803, 1, 1), 1, [(0, 0), (0, 0)], [1, 1],
                            [1, 1]),
+    # Winograd F(2x2, 3x3) (conv_winograd.c; its cost model takes these with tiles of 4,
+    # 8 and 16): odd sizes (tiles cut at the edges), several blocks of tiles, groups,
+    # batch 2, asymmetric padding, a 7x7 plane
+    "winograd-odd-blocks": ((1, 256, 21, 19), (64, 256, 3, 3), 1, [(1, 1), (1, 1)], [1, 1],
+                            [1, 1]),
+    "winograd-grouped-batch-asym-pad": ((2, 256, 16, 17), (128, 128, 3, 3), 2, [(0, 2), (1, 0)],
+                                        [1, 1], [1, 1]),
+    "winograd-7x7": ((1, 512, 7, 7), (64, 512, 3, 3), 1, [(1, 1), (1, 1)], [1, 1], [1, 1]),
     "im2col-many-outputs": ((1, 8, 9, 9), (260, 8, 3, 3), 1, [(1, 1), (1, 1)], [1, 1], [1, 1]),
     "im2col-stride5": ((1, 3, 23, 21), (4, 3, 3, 3), 1, [(1, 1), (1, 1)], [5, 5], [1, 1]),
     # few output pixels (conv_few_pixels.c): pixels as the GEMM's rows
@@ -123,6 +131,15 @@ def test_conv_with_computed_filter_and_bias():
 def test_conv_k_slices_residual_relu_fused():
     # the residual is accumulated before the first slice, the clamp after the last
     x, w, b, r = rand(1, 90, 12, 11), rand(64, 90, 3, 3) / 9, rand(64), rand(1, 64, 12, 11)
+    conv = ref_conv(x, w, b, [(1, 1), (1, 1)], [1, 1], [1, 1], 1)
+    check({"x": x, "r": r},
+          ["c = conv(x, w, b, padding = [(1, 1), (1, 1)]);", "d = add(c, r);", "y = relu(d);"],
+          np.maximum(conv + r, 0), {"w": w, "b": b})
+
+
+def test_conv_winograd_residual_relu_fused():
+    # the residual and the clamp are applied in the output transform
+    x, w, b, r = rand(1, 256, 14, 14), rand(64, 256, 3, 3) / 16, rand(64), rand(1, 64, 14, 14)
     conv = ref_conv(x, w, b, [(1, 1), (1, 1)], [1, 1], [1, 1], 1)
     check({"x": x, "r": r},
           ["c = conv(x, w, b, padding = [(1, 1), (1, 1)]);", "d = add(c, r);", "y = relu(d);"],

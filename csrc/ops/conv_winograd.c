@@ -1,0 +1,340 @@
+/*
+ * 3×3 stride-1 convolutions by Winograd's minimal filtering F(2×2, 3×3) (Lavin & Gray,
+ * "Fast Algorithms for Convolutional Neural Networks", 2015): each 2×2 block of output
+ * pixels ("tile") comes from the 4×4 input patch under it, in 16 multiply-adds per input
+ * and output channel instead of 36, so 2.25× fewer multiply-adds than any im2col or
+ * implicit GEMM.
+ *
+ *   Y = Aᵀ [ (G g Gᵀ) ⊙ (Bᵀ d B) ] A       per channel pair, d a 4×4 patch, g the 3×3 taps
+ *
+ *   Bᵀ = | 1  0 -1  0 |    G = | 1    0    0   |    Aᵀ = | 1  1  1  0 |
+ *        | 0  1  1  0 |        | 1/2  1/2  1/2 |         | 0  1 -1 -1 |
+ *        | 0 -1  1  0 |        | 1/2 -1/2  1/2 |
+ *        | 0  1  0 -1 |        | 0    0    1   |
+ *
+ * Summed over input channels, each of the 16 positions ξ of the transformed 4×4 is a GEMM:
+ * M_ξ (out channels × tiles) = U_ξ (out × in channels, the filter transformed once, at
+ * prepare) · V_ξ (in channels × tiles, the input transformed per run). So a run, per block
+ * of tiles: transform the input straight into 16 packed B operands, run the 16 GEMMs on
+ * the kernel of this build, and transform their results back into 2×2 outputs with the
+ * bias, a residual and the clamp. The transforms are adds and halvings only (exact scales),
+ * and the result differs from the direct sum by rounding alone: a few ulps more than
+ * the direct form (measured in tests/runtime/test_ops_conv.py against numpy in float64).
+ *
+ * Cost: the transforms are O(channels × tiles × 16) adds beside the GEMMs'
+ * O(in × out × tiles × 16) multiply-adds, so the form pays from a few tens of channels on
+ * (see winograd_pays). The transformed filter is 16/9 the size of the 3×3 one.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/conv.h"
+
+/* Bytes of one block's transformed input and GEMM results (16 of each), kept near L2. */
+#define BLOCK_BYTES (1024 * 1024)
+static size_t tiles_of(const conv_prepared *p)
+{
+    return (size_t)((p->out_dims[0] + 1) / 2 * ((p->out_dims[1] + 1) / 2));
+}
+
+/*
+ * Whether it pays, by a cost in multiply-adds against the im2col or implicit GEMM's
+ * 9 · ci per output pixel (pixels rounded to whole tiles of nr): 16 · (ci + TRANSFORM_COST)
+ * per tile (tiles rounded to nr) — the transforms and the round trip of the 16 GEMMs'
+ * results through memory, per tile and output channel. Fitted on x86 (one process
+ * alternating the two forms, medians of 16-40 pairs, Winograd / GEMM time): 3×3 256 ->
+ * 256 at 14×14 0.85, 128 -> 128 at 28×28 0.79, 96 -> 96 at 28×28 0.87, 512 -> 512 at
+ * 28×28 0.62, 256 -> 256 at 56×56 0.66, 512 -> 512 at 7×7 0.70; but 64 -> 64 at 56×56
+ * 0.93 (model 0.97: not taken), 64 -> 256 at 13×13 1.44, 16 -> 64 at 55×55 1.96. With few
+ * output channels each input transform serves few GEMM rows: 128 -> 32 at 28×28 took
+ * 1.05, hence MIN_OUT.
+ */
+#define TRANSFORM_COST 75
+#define MAX_COST_RATIO 0.8
+#define MIN_OUT 64
+
+int ember_conv_winograd_pays(const conv_prepared *p)
+{
+    if (p->spatial != 2 || p->kernel_dims[0] != 3 || p->kernel_dims[1] != 3 ||
+        p->stride[0] != 1 || p->stride[1] != 1 || p->dilation[0] != 1 || p->dilation[1] != 1 ||
+        p->group_out < MIN_OUT || p->group_in < 1 || p->out_pixels < 4)
+        return 0;
+    const double nr = (double)p->kernel->nr, ci = (double)p->group_in;
+    const double tiles = ceil((double)tiles_of(p) / nr) * nr;
+    const double pixels = ceil((double)p->out_pixels / nr) * nr;
+    return 16.0 * tiles * (ci + TRANSFORM_COST) <= MAX_COST_RATIO * 9.0 * pixels * ci;
+}
+
+/* Packed A floats of one U_ξ; a group's filter is 16 of them. */
+static size_t u_floats(const conv_prepared *p)
+{
+    return ember_f32_packed_a_floats(p->kernel->mr, (size_t)p->group_out, (size_t)p->group_in);
+}
+
+size_t ember_conv_winograd_filter_floats(const conv_prepared *p)
+{
+    return 16 * u_floats(p);
+}
+
+/* Packed B floats of one V_ξ of a block of `tiles`. */
+static size_t v_floats(const conv_prepared *p, size_t tiles)
+{
+    return ember_f32_packed_b_floats(p->kernel->nr, (size_t)p->group_in, tiles);
+}
+
+/* A row of padded input: 2 · tiles_w + 2 floats. */
+static size_t line_floats(const conv_prepared *p)
+{
+    return (size_t)((p->out_dims[1] + 1) / 2 * 2 + 2);
+}
+
+/* The transforms' work space: the input's lines and row transforms, or the output's
+ * four results per tile of a block. */
+static size_t work_floats(const conv_prepared *p)
+{
+    const size_t input = 4 * line_floats(p) + 16 * p->kernel->nr;
+    const size_t output = 4 * (size_t)p->winograd_block;
+    return input > output ? input : output;
+}
+
+void ember_conv_winograd_prepare(conv_prepared *p, size_t *scratch_bytes)
+{
+    const size_t nr = p->kernel->nr, all = (tiles_of(p) + nr - 1) / nr * nr;
+    const size_t per_tile = 16 * (size_t)(p->group_in + p->group_out) * sizeof(float);
+    size_t block = BLOCK_BYTES / per_tile / nr * nr;
+    block = block < 2 * nr ? 2 * nr : block; /* two panels at least: the GEMM's tiles */
+    p->winograd_block = (int64_t)(block < all ? block : all);
+    *scratch_bytes = (16 * v_floats(p, (size_t)p->winograd_block) +
+                      16 * (size_t)(p->group_out * p->winograd_block) + work_floats(p)) *
+                     sizeof(float);
+    p->winograd = 1;
+}
+
+/* U_ξ = G g Gᵀ of every (out, in) channel pair of each group, packed as 16 A operands. */
+int ember_conv_winograd_pack_filter(const conv_prepared *p, const float *filter, float *packed)
+{
+    const size_t pairs = (size_t)(p->group_out * p->group_in);
+    float *u = malloc(16 * pairs * sizeof(float) + 1);
+    if (u == NULL)
+        return -1;
+    for (int64_t g = 0; g < p->groups; g++) {
+        for (size_t pair = 0; pair < pairs; pair++) {
+            const float *t = filter + ((size_t)g * pairs + pair) * 9;
+            float gg[4][3]; /* G g */
+            for (int j = 0; j < 3; j++) {
+                gg[0][j] = t[j];
+                gg[1][j] = 0.5f * (t[j] + t[3 + j] + t[6 + j]);
+                gg[2][j] = 0.5f * (t[j] - t[3 + j] + t[6 + j]);
+                gg[3][j] = t[6 + j];
+            }
+            for (int i = 0; i < 4; i++) { /* (G g) Gᵀ, row i */
+                u[(4 * i + 0) * pairs + pair] = gg[i][0];
+                u[(4 * i + 1) * pairs + pair] = 0.5f * (gg[i][0] + gg[i][1] + gg[i][2]);
+                u[(4 * i + 2) * pairs + pair] = 0.5f * (gg[i][0] - gg[i][1] + gg[i][2]);
+                u[(4 * i + 3) * pairs + pair] = gg[i][2];
+            }
+        }
+        for (int xi = 0; xi < 16; xi++)
+            ember_f32_pack_a(p->kernel->mr, (size_t)p->group_out, (size_t)p->group_in,
+                             u + (size_t)xi * pairs, (size_t)p->group_in, 1,
+                             packed + (size_t)g * ember_conv_winograd_filter_floats(p) +
+                                 (size_t)xi * u_floats(p));
+    }
+    free(u);
+    return 0;
+}
+
+/* Input row `y` of a channel plane into `line`, shifted by the left padding, zeros
+ * outside the image (and for a row outside it). */
+static void fill_line(const conv_prepared *p, const float *plane, int64_t y, float *line)
+{
+    const int64_t width = (int64_t)line_floats(p), in_w = p->in_dims[1];
+    const int64_t left = p->pad_before[1];
+    memset(line, 0, (size_t)width * sizeof(float));
+    if (y < 0 || y >= p->in_dims[0])
+        return;
+    const int64_t from = left > 0 ? 0 : -left;              /* first input column used */
+    const int64_t to = in_w < width - left ? in_w : width - left; /* past the last */
+    if (to > from)
+        memcpy(line + from + left, plane + y * in_w + from, (size_t)(to - from) * sizeof(float));
+}
+
+/* d B of a row of tiles: for input row `line` (padded), r[q][t] of tile t = tx0 + t,
+ * q = 0..3. Plain loops over t, for the compiler to vectorise. */
+static void row_transform(const float *restrict line, size_t tx0, size_t run,
+                          float *restrict r, size_t pitch)
+{
+    const float *d = line + 2 * tx0;
+    float *restrict r0 = r, *restrict r1 = r + pitch, *restrict r2 = r + 2 * pitch,
+                    *restrict r3 = r + 3 * pitch;
+    for (size_t t = 0; t < run; t++) {
+        const float d0 = d[2 * t], d1 = d[2 * t + 1], d2 = d[2 * t + 2], d3 = d[2 * t + 3];
+        r0[t] = d0 - d2;
+        r1[t] = d1 + d2;
+        r2[t] = d2 - d1;
+        r3[t] = d1 - d3;
+    }
+}
+
+/* Bᵀ r of `run` tiles: r's rows i (each 4 · nr apart) to V_ξ rows 4·i + q at `to`. */
+static void column_transform(const float *restrict r, size_t nr, size_t run, float *to,
+                             size_t v_stride)
+{
+    for (size_t q = 0; q < 4; q++) {
+        const float *restrict r0 = r + q * nr, *restrict r1 = r0 + 4 * nr,
+                              *restrict r2 = r1 + 4 * nr, *restrict r3 = r2 + 4 * nr;
+        float *restrict v0 = to + q * v_stride, *restrict v1 = v0 + 4 * v_stride,
+                        *restrict v2 = v1 + 4 * v_stride, *restrict v3 = v2 + 4 * v_stride;
+        for (size_t t = 0; t < run; t++) {
+            v0[t] = r0[t] - r2[t];
+            v1[t] = r1[t] + r2[t];
+            v2[t] = r2[t] - r1[t];
+            v3[t] = r1[t] - r3[t];
+        }
+    }
+}
+
+/*
+ * Bᵀ d B of tiles [first, first + count) of every input channel, into the 16 packed V_ξ
+ * (each `v_stride` floats; tile j of the block is column j: panel j / nr, lane j % nr).
+ * A run of tiles at a time (within one tile row and one panel): each of its four input
+ * rows padded into a line and row-transformed (d B), then the column transform (Bᵀ ·)
+ * written straight into the panels' lanes. `work` holds 4 lines and 16 · nr floats.
+ */
+static void transform_input(const conv_prepared *p, const float *in, size_t first,
+                            size_t count, float *v, size_t v_stride, float *work)
+{
+    const size_t nr = p->kernel->nr, k = (size_t)p->group_in;
+    const size_t tiles_w = (size_t)(p->out_dims[1] + 1) / 2, width = line_floats(p);
+    float *lines = work, *r = work + 4 * width; /* r: [row i][q][lane] */
+    for (size_t c = 0; c < k; c++, in += p->in_pixels) {
+        size_t filled_row = SIZE_MAX;
+        for (size_t j = 0; j < count;) {
+            const size_t ty = (first + j) / tiles_w, tx0 = (first + j) % tiles_w;
+            size_t run = tiles_w - tx0 < count - j ? tiles_w - tx0 : count - j;
+            run = nr - j % nr < run ? nr - j % nr : run;
+            if (filled_row != ty)
+                for (int i = 0; i < 4; i++)
+                    fill_line(p, in, (int64_t)(2 * ty + (size_t)i) - p->pad_before[0],
+                              lines + (size_t)i * width);
+            filled_row = ty;
+            for (size_t i = 0; i < 4; i++)
+                row_transform(lines + i * width, tx0, run, r + i * 4 * nr, nr);
+            column_transform(r, nr, run, v + j / nr * nr * k + c * nr + j % nr, v_stride);
+            j += run;
+        }
+    }
+}
+
+/* The lanes past `count` in the last panel of each V_ξ: the GEMM multiplies them (and
+ * drops the results), so they hold zeros rather than a previous node's bytes. */
+static void zero_last_lanes(const conv_prepared *p, size_t count, float *v, size_t v_stride)
+{
+    const size_t nr = p->kernel->nr, k = (size_t)p->group_in, used = count % nr;
+    if (used == 0)
+        return;
+    for (size_t xi = 0; xi < 16; xi++)
+        for (size_t c = 0; c < k; c++)
+            memset(v + xi * v_stride + count / nr * nr * k + c * nr + used, 0,
+                   (nr - used) * sizeof(float));
+}
+
+static float clamp(float v, float min, float max)
+{
+    const float low = v < min ? min : v;
+    return low > max ? max : low;
+}
+
+/* Aᵀ M A of `count` tiles of one output channel (M_ξ rows `stride` floats apart, from
+ * `m`), plus the bias: y holds 4 rows of count floats, the tiles' results (0,0), (0,1),
+ * (1,0), (1,1). */
+static void tile_results(const float *restrict m, size_t stride, size_t count, float bias,
+                         float *restrict y)
+{
+    for (size_t j = 0; j < count; j++) {
+        float s0[4], s1[4]; /* Aᵀ M */
+        for (size_t q = 0; q < 4; q++) {
+            const float m0 = m[q * stride + j], m1 = m[(4 + q) * stride + j];
+            const float m2 = m[(8 + q) * stride + j], m3 = m[(12 + q) * stride + j];
+            s0[q] = m0 + m1 + m2;
+            s1[q] = m1 - m2 - m3;
+        }
+        y[j] = s0[0] + s0[1] + s0[2] + bias;
+        y[count + j] = s0[1] - s0[2] - s0[3] + bias;
+        y[2 * count + j] = s1[0] + s1[1] + s1[2] + bias;
+        y[3 * count + j] = s1[1] - s1[2] - s1[3] + bias;
+    }
+}
+
+/* Output columns [0, n) of a row from its even and odd columns' results (+ residual),
+ * clamped. */
+static void store_row(const float *restrict even, const float *restrict odd, size_t n,
+                      const float *restrict residual, float min, float max, float *restrict row)
+{
+    const size_t pairs = n / 2;
+    if (residual != NULL) {
+        for (size_t t = 0; t < pairs; t++) {
+            row[2 * t] = clamp(even[t] + residual[2 * t], min, max);
+            row[2 * t + 1] = clamp(odd[t] + residual[2 * t + 1], min, max);
+        }
+        if (n % 2)
+            row[n - 1] = clamp(even[pairs] + residual[n - 1], min, max);
+        return;
+    }
+    for (size_t t = 0; t < pairs; t++) {
+        row[2 * t] = clamp(even[t], min, max);
+        row[2 * t + 1] = clamp(odd[t], min, max);
+    }
+    if (n % 2)
+        row[n - 1] = clamp(even[pairs], min, max);
+}
+
+/* Aᵀ M A of tiles [first, first + count) of every output channel (M_ξ: out channels ×
+ * count), plus bias and residual, clamped, into the output planes; a tile's second row
+ * or column past the image's edge is dropped. `y` holds 4 · count floats. */
+static void transform_output(const conv_prepared *p, const float *m, size_t first,
+                             size_t count, const float *bias, const float *residual, float *out,
+                             float *y)
+{
+    const size_t tiles_w = (size_t)(p->out_dims[1] + 1) / 2;
+    const size_t out_h = (size_t)p->out_dims[0], out_w = (size_t)p->out_dims[1];
+    for (int64_t o = 0; o < p->group_out; o++) {
+        tile_results(m + (size_t)o * count, (size_t)p->group_out * count, count, bias[o], y);
+        float *plane = out + o * p->out_pixels;
+        const float *res = residual ? residual + o * p->out_pixels : NULL;
+        for (size_t j = 0; j < count;) {
+            const size_t ty = (first + j) / tiles_w, tx0 = (first + j) % tiles_w;
+            const size_t run = tiles_w - tx0 < count - j ? tiles_w - tx0 : count - j;
+            const size_t x0 = 2 * tx0, columns = x0 + 2 * run < out_w ? 2 * run : out_w - x0;
+            for (size_t dy = 0; dy < 2 && 2 * ty + dy < out_h; dy++) {
+                const size_t at = (2 * ty + dy) * out_w + x0;
+                store_row(y + 2 * dy * count + j, y + (2 * dy + 1) * count + j, columns,
+                          res ? res + at : NULL, p->min, p->max, plane + at);
+            }
+            j += run;
+        }
+    }
+}
+
+void ember_conv_winograd_run(const conv_prepared *p, const float *in, const float *filter,
+                             const float *bias, const float *residual, float *out,
+                             float *scratch)
+{
+    const size_t block = (size_t)p->winograd_block, tiles = tiles_of(p);
+    const size_t v_stride = v_floats(p, block);
+    float *v = scratch, *m = v + 16 * v_stride, *work = m + 16 * (size_t)p->group_out * block;
+    const ember_f32_gemm_params plain = {NULL, NULL, 0, -INFINITY, INFINITY};
+    for (size_t first = 0; first < tiles; first += block) {
+        const size_t count = tiles - first < block ? tiles - first : block;
+        transform_input(p, in, first, count, v, v_stride, work);
+        zero_last_lanes(p, count, v, v_stride);
+        for (size_t xi = 0; xi < 16; xi++)
+            ember_f32_gemm_packed(p->kernel, (size_t)p->group_out, count, (size_t)p->group_in,
+                                  filter + xi * u_floats(p), v + xi * v_stride,
+                                  m + xi * (size_t)p->group_out * count, count * sizeof(float),
+                                  &plain);
+        transform_output(p, m, first, count, bias, residual, out, work);
+    }
+}
