@@ -40,31 +40,52 @@ static size_t tiles_of(const conv_prepared *p)
 }
 
 /*
- * Whether it pays, by a cost in multiply-adds against the im2col or implicit GEMM's
- * 9 · ci per output pixel (pixels rounded to whole tiles of nr): 16 · (ci + TRANSFORM_COST)
- * per tile (tiles rounded to nr) — the transforms and the round trip of the 16 GEMMs'
- * results through memory, per tile and output channel. Fitted on x86 (one process
- * alternating the two forms, medians of 16-40 pairs, Winograd / GEMM time): 3×3 256 ->
- * 256 at 14×14 0.85, 128 -> 128 at 28×28 0.79, 96 -> 96 at 28×28 0.87, 512 -> 512 at
- * 28×28 0.62, 256 -> 256 at 56×56 0.66, 512 -> 512 at 7×7 0.70; but 64 -> 64 at 56×56
- * 0.93 (model 0.97: not taken), 64 -> 256 at 13×13 1.44, 16 -> 64 at 55×55 1.96. With few
- * output channels each input transform serves few GEMM rows: 128 -> 32 at 28×28 took
- * 1.05, hence MIN_OUT.
+ * Whether it pays, by a cost per tile (2×2 outputs, tiles rounded to nr) against the
+ * im2col or implicit GEMM's 9 · ci multiply-adds per output pixel (pixels rounded to
+ * nr), ci and co the channels in and out of a group:
+ *
+ *   16 · tiles · (PER_IN · ci + FIXED + 20 · ci / co)  ≤  RATIO · 9 · pixels · ci
+ *
+ * FIXED and the ci / co term are the transforms and the round trip of the 16 GEMMs'
+ * results through memory, per tile and output channel (an input transform serves co
+ * GEMM rows: with few output channels it weighs more); PER_IN > 1 where the 16 GEMMs
+ * (K = ci, N = a block of tiles) run slower per multiply-add than the direct one.
+ * Fitted on aarch64 instruction counts (Cortex-A76, Winograd / GEMM): 3×3 64 -> 64 at
+ * 56×56 0.69, 64 -> 192 at 56×56 0.64, 128 -> 128 at 14×14 0.70, 128 -> 32 at 56×56 0.79
+ * and at 28×28 0.86, 64 -> 256 at 13×13 0.86, 32 -> 128 at 27×27 0.91, 16 -> 64 at 55×55
+ * 1.14 (not taken); and on x86 times (one process alternating the two, medians of 16-40
+ * pairs): 512 -> 512 at 28×28 0.62, 256 -> 256 at 56×56 0.66, 512 -> 512 at 7×7 0.70,
+ * 128 -> 128 at 28×28 0.79, 256 -> 256 at 14×14 0.85, 96 -> 96 at 28×28 0.87, but
+ * 64 -> 64 at 56×56 0.93 (not taken), 128 -> 32 at 28×28 1.05, 64 -> 256 at 13×13 1.44,
+ * 16 -> 64 at 55×55 1.96.
  */
-#define TRANSFORM_COST 75
-#define MAX_COST_RATIO 0.8
-#define MIN_OUT 64
+static int winograd_cost_pays(const conv_prepared *p, double tiles, double pixels)
+{
+    const int neon = p->kernel->isa == EMBER_ISA_NEON_AARCH64 ||
+                     p->kernel->isa == EMBER_ISA_NEON_ARMV7;
+    const double per_in = neon ? 1.0 : 1.25, fixed = neon ? 20.0 : 50.0;
+    const double ratio = neon ? 0.9 : 0.95;
+    const double ci = (double)p->group_in, co = (double)p->group_out;
+    return 16.0 * tiles * (per_in * ci + fixed + 20.0 * ci / co) <= ratio * 9.0 * pixels * ci;
+}
+
+/* EMBER_WINOGRAD=0 turns the form off, for boards where memory is scarcer than time: the
+ * transformed filters are 16/9 the 3×3 ones (ResNet50's peak 113 -> 145 MB). */
+static int turned_off(void)
+{
+    const char *value = getenv("EMBER_WINOGRAD");
+    return value != NULL && strcmp(value, "0") == 0;
+}
 
 int ember_conv_winograd_pays(const conv_prepared *p)
 {
-    if (p->spatial != 2 || p->kernel_dims[0] != 3 || p->kernel_dims[1] != 3 ||
+    if (turned_off() || p->spatial != 2 || p->kernel_dims[0] != 3 || p->kernel_dims[1] != 3 ||
         p->stride[0] != 1 || p->stride[1] != 1 || p->dilation[0] != 1 || p->dilation[1] != 1 ||
-        p->group_out < MIN_OUT || p->group_in < 1 || p->out_pixels < 4)
+        p->group_out < 1 || p->group_in < 1 || p->out_pixels < 4)
         return 0;
-    const double nr = (double)p->kernel->nr, ci = (double)p->group_in;
-    const double tiles = ceil((double)tiles_of(p) / nr) * nr;
-    const double pixels = ceil((double)p->out_pixels / nr) * nr;
-    return 16.0 * tiles * (ci + TRANSFORM_COST) <= MAX_COST_RATIO * 9.0 * pixels * ci;
+    const double nr = (double)p->kernel->nr;
+    return winograd_cost_pays(p, ceil((double)tiles_of(p) / nr) * nr,
+                              ceil((double)p->out_pixels / nr) * nr);
 }
 
 /* Packed A floats of one U_ξ; a group's filter is 16 of them. */

@@ -139,11 +139,31 @@ def test_conv_k_slices_residual_relu_fused():
 
 def test_conv_winograd_residual_relu_fused():
     # the residual and the clamp are applied in the output transform
-    x, w, b, r = rand(1, 256, 14, 14), rand(64, 256, 3, 3) / 16, rand(64), rand(1, 64, 14, 14)
+    x, w, b, r = rand(1, 256, 14, 14), rand(128, 256, 3, 3) / 16, rand(128), rand(1, 128, 14, 14)
     conv = ref_conv(x, w, b, [(1, 1), (1, 1)], [1, 1], [1, 1], 1)
     check({"x": x, "r": r},
           ["c = conv(x, w, b, padding = [(1, 1), (1, 1)]);", "d = add(c, r);", "y = relu(d);"],
           np.maximum(conv + r, 0), {"w": w, "b": b})
+
+
+def test_conv_winograd_turned_off_keeps_the_plain_filter(monkeypatch, tmp_path):
+    # EMBER_WINOGRAD=0 (read at prepare): the filter packed as is, 9/16 the bytes of the
+    # transformed one, and the same result up to rounding
+    ember = pytest.importorskip("ember")
+    from test_ops import write_plan
+    x, w = rand(1, 256, 14, 14), rand(128, 256, 3, 3) / 16
+    write_plan(str(tmp_path), {"x": x}, ["y = conv(x, w, padding = [(1, 1), (1, 1)]);"], ["y"],
+               {"w": w})
+    outputs, packed = {}, {}
+    for setting in ("1", "0"):
+        monkeypatch.setenv("EMBER_WINOGRAD", setting)
+        runnable = ember.load_model(str(tmp_path)).into_runnable()
+        outputs[setting] = np.asarray(runnable.run([x])[0])
+        packed[setting] = runnable.memory()["packed_bytes"]
+    expected = ref_conv(x, w, np.zeros(1), [(1, 1), (1, 1)], [1, 1], [1, 1], 1)
+    for setting in outputs:
+        np.testing.assert_allclose(outputs[setting], expected, rtol=RTOL, atol=ATOL)
+    assert packed["0"] >= w.nbytes and packed["1"] >= packed["0"] * 16 / 9 * 0.99, packed
 
 
 def test_conv_relu_fused():
