@@ -1,6 +1,7 @@
 """Kernel tests: tests/c/test_kernels.c (GEMM), tests/c/test_gemv.c (GEMV),
-tests/c/test_vmath.c (the elementwise transcendentals) and tests/c/test_dwconv.c (3×3
-depthwise conv rows) natively and, cross-built, under QEMU.
+tests/c/test_vmath.c (the elementwise transcendentals), tests/c/test_dwconv.c (depthwise
+conv runs) and tests/c/test_winograd.c (the Winograd transforms) natively and, cross-built,
+under QEMU.
 
 test_kernels checks every GEMM kernel this CPU supports against the scalar reference,
 test_vmath every vexp / vsigmoid / vtanh / verf kernel against double-precision libm (see
@@ -50,12 +51,14 @@ def check_run(result, isa, name="test_kernels"):
         assert "f32_gemv -> f32_gemv__scalar" in dispatch, dispatch
     if isa == "scalar" and name == "test_dwconv":
         assert "f32_dwconv -> f32_dwconv__scalar" in dispatch, dispatch
+    if isa == "scalar" and name == "test_winograd":
+        assert "f32_winograd -> f32_winograd__scalar" in dispatch, dispatch
     if isa == "scalar" and name == "test_vmath":
         for family in ("vexp", "vsigmoid", "vtanh", "verf"):
             assert f"f32_{family} -> f32_{family}__scalar" in dispatch, dispatch
 
 
-PROGRAMS = ["test_kernels", "test_gemv", "test_vmath", "test_dwconv"]
+PROGRAMS = ["test_kernels", "test_gemv", "test_vmath", "test_dwconv", "test_winograd"]
 
 
 @pytest.mark.parametrize("isa", ["default", "scalar"])

@@ -158,6 +158,16 @@ const ember_f32_dwconv_kernel ember_f32_dwconv_kernels[] = {
     EMBER_F32_DWCONV_KERNELS(EMBER_F32_DWCONV_ENTRY)
 };
 #undef EMBER_F32_DWCONV_ENTRY
+
+#define EMBER_F32_WINOGRAD_ENTRY(suffix, isa)                                              \
+    {"f32_winograd__" #suffix, isa, ember_f32_winograd_input__##suffix,                    \
+     ember_f32_winograd_output__##suffix},
+const ember_f32_winograd_kernel ember_f32_winograd_kernels[] = {
+    EMBER_F32_WINOGRAD_KERNELS(EMBER_F32_WINOGRAD_ENTRY)
+};
+#undef EMBER_F32_WINOGRAD_ENTRY
+const size_t ember_f32_winograd_kernel_count =
+    sizeof(ember_f32_winograd_kernels) / sizeof(ember_f32_winograd_kernels[0]);
 const size_t ember_f32_dwconv_kernel_count =
     sizeof(ember_f32_dwconv_kernels) / sizeof(ember_f32_dwconv_kernels[0]);
 
@@ -181,21 +191,25 @@ static int forced_isa(void)
     return -1;
 }
 
+/* chosen = the last kernel of a family's table whose ISA this CPU has, or the forced
+ * ISA's when the family has one (a macro: the families' tables are of different types). */
+#define CHOOSE_LAST_USABLE(chosen, table, count, forced)                                   \
+    do {                                                                                   \
+        (chosen) = &(table)[0];                                                            \
+        for (size_t i_ = 0; i_ < (count); i_++)                                            \
+            if (ember_cpu_has((table)[i_].isa))                                            \
+                (chosen) = &(table)[i_];                                                   \
+        for (size_t i_ = 0; (forced) >= 0 && i_ < (count); i_++)                           \
+            if ((table)[i_].isa == (ember_isa)(forced))                                    \
+                (chosen) = &(table)[i_];                                                   \
+    } while (0)
+
 /* The same rule for an elementwise family: the last usable kernel, or the forced ISA's. */
 static const ember_f32_vunary_kernel *choose_vunary(const ember_f32_vunary_kernel *kernels,
                                                     size_t count, int forced)
 {
-    const ember_f32_vunary_kernel *chosen = &kernels[0];
-    for (size_t i = 0; i < count; i++) {
-        if (ember_cpu_has(kernels[i].isa)) {
-            chosen = &kernels[i];
-        }
-    }
-    for (size_t i = 0; forced >= 0 && i < count; i++) {
-        if (kernels[i].isa == (ember_isa)forced) {
-            chosen = &kernels[i];
-        }
-    }
+    const ember_f32_vunary_kernel *chosen;
+    CHOOSE_LAST_USABLE(chosen, kernels, count, forced);
     return chosen;
 }
 
@@ -223,18 +237,11 @@ static void config_fill(void)
         choose_vunary(ember_f32_vtanh_kernels, ember_f32_vtanh_kernel_count, forced);
     config.f32_verf =
         choose_vunary(ember_f32_verf_kernels, ember_f32_verf_kernel_count, forced);
-    /* Depthwise conv: the same rule. */
-    config.f32_dwconv = &ember_f32_dwconv_kernels[0];
-    for (size_t i = 0; i < ember_f32_dwconv_kernel_count; i++) {
-        if (ember_cpu_has(ember_f32_dwconv_kernels[i].isa)) {
-            config.f32_dwconv = &ember_f32_dwconv_kernels[i];
-        }
-    }
-    for (size_t i = 0; forced >= 0 && i < ember_f32_dwconv_kernel_count; i++) {
-        if (ember_f32_dwconv_kernels[i].isa == (ember_isa)forced) {
-            config.f32_dwconv = &ember_f32_dwconv_kernels[i];
-        }
-    }
+    /* Depthwise conv and the Winograd transforms: the same rule. */
+    CHOOSE_LAST_USABLE(config.f32_dwconv, ember_f32_dwconv_kernels,
+                       ember_f32_dwconv_kernel_count, forced);
+    CHOOSE_LAST_USABLE(config.f32_winograd, ember_f32_winograd_kernels,
+                       ember_f32_winograd_kernel_count, forced);
 }
 
 const ember_kernel_config *ember_kernel_config_get(void)
@@ -275,9 +282,9 @@ static void kernels_text_fill(void)
     const ember_kernel_config *c = ember_kernel_config_get();
     snprintf(kernels_text, sizeof kernels_text,
              "f32_gemm %s\nf32_gemv %s\nf32_vexp %s\nf32_vsigmoid %s\nf32_vtanh %s\n"
-             "f32_verf %s\nf32_dwconv %s\n", c->f32_gemm->name, c->f32_gemm->gemv_name,
-             c->f32_vexp->name, c->f32_vsigmoid->name, c->f32_vtanh->name, c->f32_verf->name,
-             c->f32_dwconv->name);
+             "f32_verf %s\nf32_dwconv %s\nf32_winograd %s\n", c->f32_gemm->name,
+             c->f32_gemm->gemv_name, c->f32_vexp->name, c->f32_vsigmoid->name,
+             c->f32_vtanh->name, c->f32_verf->name, c->f32_dwconv->name, c->f32_winograd->name);
 }
 
 const char *ember_kernels_text(void)

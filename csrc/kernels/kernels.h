@@ -348,6 +348,59 @@ EMBER_F32_DWCONV_KERNELS(EMBER_DECLARE_F32_DWCONV)
 extern const ember_f32_dwconv_kernel ember_f32_dwconv_kernels[];
 extern const size_t ember_f32_dwconv_kernel_count;
 
+/* ---------------------------------------------------------------- f32 Winograd transforms */
+
+/*
+ * The transforms of Winograd's F(2×2, 3×3) (ops/conv_winograd.c), over a run of n tiles
+ * (2×2 output blocks) side by side in one row of tiles.
+ *
+ * Input: V = Bᵀ d B per tile, d its 4×4 input patch: d[i][j] = rows[i][2t + j] for tile
+ * t (each row readable over [0, 2n + 2)); V's element (a, b) goes to
+ * v[(4a + b) · v_stride + t] — 16 runs of n floats (lanes of packed B panels).
+ *   Bᵀ = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]
+ *
+ * Output: Y = Aᵀ M A + bias per tile, M's element (a, b) at m[(4a + b) · m_stride + t];
+ * Y's (r, c) goes to y[(2r + c) · n + t].
+ *   Aᵀ = [1 1 1 0; 0 1 -1 -1]
+ *
+ * Adds and subtracts in one fixed order: every kernel gives the scalar one's bits. No
+ * alignment required; outputs overlap no input. Pure, thread-safe.
+ */
+typedef void (*ember_f32_winograd_input_fn)(size_t n, const float *const rows[4], float *v,
+                                            size_t v_stride);
+typedef void (*ember_f32_winograd_output_fn)(size_t n, const float *m, size_t m_stride,
+                                             float bias, float *y);
+
+typedef struct ember_f32_winograd_kernel {
+    const char *name; /* "f32_winograd__avx2_fma" */
+    ember_isa isa;
+    ember_f32_winograd_input_fn input;
+    ember_f32_winograd_output_fn output;
+} ember_f32_winograd_kernel;
+
+/* X(isa_suffix, isa): ember_f32_winograd_{input,output}__<isa_suffix>, in the file
+ * f32_winograd__<isa_suffix>.c. NEON has none of its own: the scalar build's loops are
+ * vectorised for aarch64's NEON by the compiler (armv7's NEON is not IEEE, so GCC
+ * leaves them scalar there). */
+#define EMBER_F32_WINOGRAD_KERNELS_GENERIC(X) X(scalar, EMBER_ISA_SCALAR)
+#if defined(__x86_64__) || defined(_M_X64)
+#define EMBER_F32_WINOGRAD_KERNELS(X)                                                      \
+    EMBER_F32_WINOGRAD_KERNELS_GENERIC(X) X(avx2_fma, EMBER_ISA_AVX2_FMA)
+#else
+#define EMBER_F32_WINOGRAD_KERNELS(X) EMBER_F32_WINOGRAD_KERNELS_GENERIC(X)
+#endif
+
+#define EMBER_DECLARE_F32_WINOGRAD(suffix, isa)                                            \
+    void ember_f32_winograd_input__##suffix(size_t n, const float *const rows[4], float *v, \
+                                            size_t v_stride);                              \
+    void ember_f32_winograd_output__##suffix(size_t n, const float *m, size_t m_stride,   \
+                                             float bias, float *y);
+EMBER_F32_WINOGRAD_KERNELS(EMBER_DECLARE_F32_WINOGRAD)
+#undef EMBER_DECLARE_F32_WINOGRAD
+
+extern const ember_f32_winograd_kernel ember_f32_winograd_kernels[];
+extern const size_t ember_f32_winograd_kernel_count;
+
 /* ---------------------------------------------------------------- dispatch */
 
 /* The kernel chosen for each family on this CPU: the last kernel of the family's list
@@ -363,6 +416,7 @@ typedef struct ember_kernel_config {
     const ember_f32_vunary_kernel *f32_vtanh;
     const ember_f32_vunary_kernel *f32_verf;
     const ember_f32_dwconv_kernel *f32_dwconv;
+    const ember_f32_winograd_kernel *f32_winograd;
 } ember_kernel_config;
 
 const ember_kernel_config *ember_kernel_config_get(void);

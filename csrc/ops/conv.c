@@ -422,7 +422,7 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
     ctx->scratch_bytes = p->few_pixels ? ember_conv_few_pixels_scratch(p)
                                        : im2col_floats(p) * sizeof(float);
     if (winograd)
-        ember_conv_winograd_prepare(p, &ctx->scratch_bytes);
+        ember_conv_winograd_prepare(p, ctx->kernels->f32_winograd, &ctx->scratch_bytes);
     else if (!p->few_pixels &&
              (status = ember_conv_implicit_prepare(p, node, &ctx->scratch_bytes)) != EMBER_OK)
         return status;

@@ -51,6 +51,7 @@ typedef struct conv_prepared {
                                          (conv_winograd.c), the filter transformed as 16
                                          packed A operands */
     int64_t winograd_block;           /* tiles (2×2 output blocks) per pass, multiple of nr */
+    const ember_f32_winograd_kernel *winograd_kernel; /* its transforms */
     int implicit;                     /* 2-d k×k: B read in place from a padded band of input
                                          rows in stride phases (conv_implicit.c), no im2col */
     /* The band layout (ember_conv_lay_out_bands), for the implicit GEMM and the
@@ -154,7 +155,8 @@ void ember_conv_few_pixels_run(const conv_prepared *p, const float *in, const fl
  * its packing (0, or -1 out of memory); the run of one group of one image (residual: that
  * group's part, or NULL). */
 int ember_conv_winograd_pays(const conv_prepared *p);
-void ember_conv_winograd_prepare(conv_prepared *p, size_t *scratch_bytes);
+void ember_conv_winograd_prepare(conv_prepared *p, const ember_f32_winograd_kernel *kernel,
+                                 size_t *scratch_bytes);
 size_t ember_conv_winograd_filter_floats(const conv_prepared *p);
 int ember_conv_winograd_pack_filter(const conv_prepared *p, const float *filter, float *packed);
 void ember_conv_winograd_run(const conv_prepared *p, const float *in, const float *filter,

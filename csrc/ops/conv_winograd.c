@@ -46,29 +46,27 @@ static size_t tiles_of(const conv_prepared *p)
  * im2col or implicit GEMM's 9 · ci multiply-adds per output pixel (pixels rounded to
  * nr), ci and co the channels in and out of a group:
  *
- *   16 · tiles · (PER_IN · ci + FIXED + 20 · ci / co)  ≤  RATIO · 9 · pixels · ci
+ *   16 · tiles · (ci + FIXED + 20 · ci / co)  ≤  RATIO · 9 · pixels · ci
  *
  * FIXED and the ci / co term are the transforms and the round trip of the 16 GEMMs'
  * results through memory, per tile and output channel (an input transform serves co
- * GEMM rows: with few output channels it weighs more); PER_IN > 1 where the 16 GEMMs
- * (K = ci, N = a block of tiles) run slower per multiply-add than the direct one.
- * Fitted on aarch64 instruction counts (Cortex-A76, Winograd / GEMM): 3×3 64 -> 64 at
- * 56×56 0.69, 64 -> 192 at 56×56 0.64, 128 -> 128 at 14×14 0.70, 128 -> 32 at 56×56 0.79
- * and at 28×28 0.86, 64 -> 256 at 13×13 0.86, 32 -> 128 at 27×27 0.91, 16 -> 64 at 55×55
- * 1.14 (not taken); and on x86 times (one process alternating the two, medians of 16-40
- * pairs): 512 -> 512 at 28×28 0.62, 256 -> 256 at 56×56 0.66, 512 -> 512 at 7×7 0.70,
- * 128 -> 128 at 28×28 0.79, 256 -> 256 at 14×14 0.85, 96 -> 96 at 28×28 0.87, but
- * 64 -> 64 at 56×56 0.93 (not taken), 128 -> 32 at 28×28 1.05, 64 -> 256 at 13×13 1.44,
- * 16 -> 64 at 55×55 1.96.
+ * GEMM rows: with few output channels it weighs more). Fitted on aarch64 instruction
+ * counts (Cortex-A76, Winograd / GEMM): 3×3 64 -> 64 at 56×56 0.69, 64 -> 192 at 56×56
+ * 0.64, 128 -> 128 at 14×14 0.70, 128 -> 32 at 56×56 0.79 and at 28×28 0.86, 64 -> 256
+ * at 13×13 0.86, 32 -> 128 at 27×27 0.91, 16 -> 64 at 55×55 1.14 (not taken); and on x86
+ * times with the AVX2 transforms (one process preparing both, alternating runs, medians
+ * of 40 pairs): 128 -> 32 at 56×56 0.75, 128 -> 128 at 14×14 0.85, 64 -> 64 at 56×56
+ * 0.88, 96 -> 128 at 28×28 0.88, 128 -> 32 at 28×28 0.90, 64 -> 192 at 56×56 0.93, but
+ * 64 -> 256 at 13×13 1.27 and 32 -> 128 at 27×27 1.40 (not taken), and with the
+ * baseline's transforms 512 -> 512 at 28×28 0.62, 256 -> 256 at 56×56 0.66.
  */
 static int winograd_cost_pays(const conv_prepared *p, double tiles, double pixels)
 {
     const int neon = p->kernel->isa == EMBER_ISA_NEON_AARCH64 ||
                      p->kernel->isa == EMBER_ISA_NEON_ARMV7;
-    const double per_in = neon ? 1.0 : 1.25, fixed = neon ? 20.0 : 50.0;
-    const double ratio = neon ? 0.9 : 0.95;
+    const double fixed = neon ? 20.0 : 40.0, ratio = neon ? 0.9 : 0.95;
     const double ci = (double)p->group_in, co = (double)p->group_out;
-    return 16.0 * tiles * (per_in * ci + fixed + 20.0 * ci / co) <= ratio * 9.0 * pixels * ci;
+    return 16.0 * tiles * (ci + fixed + 20.0 * ci / co) <= ratio * 9.0 * pixels * ci;
 }
 
 /* EMBER_WINOGRAD=0 turns the form off, for boards where memory is scarcer than time: the
@@ -117,13 +115,15 @@ static size_t line_floats(const conv_prepared *p)
  * four results per tile of a block. */
 static size_t work_floats(const conv_prepared *p)
 {
-    const size_t input = 4 * line_floats(p) + 16 * p->kernel->nr;
+    const size_t input = 4 * line_floats(p);
     const size_t output = 4 * (size_t)p->winograd_block;
     return input > output ? input : output;
 }
 
-void ember_conv_winograd_prepare(conv_prepared *p, size_t *scratch_bytes)
+void ember_conv_winograd_prepare(conv_prepared *p, const ember_f32_winograd_kernel *kernel,
+                                 size_t *scratch_bytes)
 {
+    p->winograd_kernel = kernel;
     const size_t nr = p->kernel->nr, all = (tiles_of(p) + nr - 1) / nr * nr;
     const size_t per_tile = 16 * (size_t)(p->group_in + p->group_out) * sizeof(float);
     size_t block = BLOCK_BYTES / per_tile / nr * nr;
@@ -184,68 +184,35 @@ static void fill_line(const conv_prepared *p, const float *plane, int64_t y, flo
         memcpy(line + from + left, plane + y * in_w + from, (size_t)(to - from) * sizeof(float));
 }
 
-/* d B of a row of tiles: for input row `line` (padded), r[q][t] of tile t = tx0 + t,
- * q = 0..3. Plain loops over t, for the compiler to vectorise. */
-static void row_transform(const float *restrict line, size_t tx0, size_t run,
-                          float *restrict r, size_t pitch)
-{
-    const float *d = line + 2 * tx0;
-    float *restrict r0 = r, *restrict r1 = r + pitch, *restrict r2 = r + 2 * pitch,
-                    *restrict r3 = r + 3 * pitch;
-    for (size_t t = 0; t < run; t++) {
-        const float d0 = d[2 * t], d1 = d[2 * t + 1], d2 = d[2 * t + 2], d3 = d[2 * t + 3];
-        r0[t] = d0 - d2;
-        r1[t] = d1 + d2;
-        r2[t] = d2 - d1;
-        r3[t] = d1 - d3;
-    }
-}
-
-/* Bᵀ r of `run` tiles: r's rows i (each 4 · nr apart) to V_ξ rows 4·i + q at `to`. */
-static void column_transform(const float *restrict r, size_t nr, size_t run, float *to,
-                             size_t v_stride)
-{
-    for (size_t q = 0; q < 4; q++) {
-        const float *restrict r0 = r + q * nr, *restrict r1 = r0 + 4 * nr,
-                              *restrict r2 = r1 + 4 * nr, *restrict r3 = r2 + 4 * nr;
-        float *restrict v0 = to + q * v_stride, *restrict v1 = v0 + 4 * v_stride,
-                        *restrict v2 = v1 + 4 * v_stride, *restrict v3 = v2 + 4 * v_stride;
-        for (size_t t = 0; t < run; t++) {
-            v0[t] = r0[t] - r2[t];
-            v1[t] = r1[t] + r2[t];
-            v2[t] = r2[t] - r1[t];
-            v3[t] = r1[t] - r3[t];
-        }
-    }
-}
-
 /*
  * Bᵀ d B of tiles [first, first + count) of every input channel, into the 16 packed V_ξ
- * (each `v_stride` floats; tile j of the block is column j: panel j / nr, lane j % nr).
- * A run of tiles at a time (within one tile row and one panel): each of its four input
- * rows padded into a line and row-transformed (d B), then the column transform (Bᵀ ·)
- * written straight into the panels' lanes. `work` holds 4 lines and 16 · nr floats.
+ * (each `v_stride` floats; tile j of the block is column j: panel j / nr, lane j % nr),
+ * by runs of tiles within one tile row and one panel. A run's four input rows are padded
+ * into lines, four of them kept by input row (a tile row's last two are the next one's
+ * first two), so each input row is copied once per channel and block.
  */
 static void transform_input(const conv_prepared *p, const float *in, size_t first,
-                            size_t count, float *v, size_t v_stride, float *work)
+                            size_t count, float *v, size_t v_stride, float *lines)
 {
     const size_t nr = p->kernel->nr, k = (size_t)p->group_in;
     const size_t tiles_w = (size_t)(p->out_dims[1] + 1) / 2, width = line_floats(p);
-    float *lines = work, *r = work + 4 * width; /* r: [row i][q][lane] */
     for (size_t c = 0; c < k; c++, in += p->in_pixels) {
-        size_t filled_row = SIZE_MAX;
+        int64_t held[4] = {INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN}; /* row per line */
         for (size_t j = 0; j < count;) {
             const size_t ty = (first + j) / tiles_w, tx0 = (first + j) % tiles_w;
             size_t run = tiles_w - tx0 < count - j ? tiles_w - tx0 : count - j;
             run = nr - j % nr < run ? nr - j % nr : run;
-            if (filled_row != ty)
-                for (int i = 0; i < 4; i++)
-                    fill_line(p, in, (int64_t)(2 * ty + (size_t)i) - p->pad_before[0],
-                              lines + (size_t)i * width);
-            filled_row = ty;
-            for (size_t i = 0; i < 4; i++)
-                row_transform(lines + i * width, tx0, run, r + i * 4 * nr, nr);
-            column_transform(r, nr, run, v + j / nr * nr * k + c * nr + j % nr, v_stride);
+            const float *rows[4];
+            for (int i = 0; i < 4; i++) {
+                const int64_t y = (int64_t)(2 * ty) + i - p->pad_before[0];
+                const size_t slot = (size_t)((y % 4 + 4) % 4);
+                if (held[slot] != y)
+                    fill_line(p, in, y, lines + slot * width);
+                held[slot] = y;
+                rows[i] = lines + slot * width + 2 * tx0;
+            }
+            p->winograd_kernel->input(run, rows, v + j / nr * nr * k + c * nr + j % nr,
+                                      v_stride);
             j += run;
         }
     }
@@ -268,27 +235,6 @@ static float clamp(float v, float min, float max)
 {
     const float low = v < min ? min : v;
     return low > max ? max : low;
-}
-
-/* Aᵀ M A of `count` tiles of one output channel (M_ξ rows `stride` floats apart, from
- * `m`), plus the bias: y holds 4 rows of count floats, the tiles' results (0,0), (0,1),
- * (1,0), (1,1). */
-static void tile_results(const float *restrict m, size_t stride, size_t count, float bias,
-                         float *restrict y)
-{
-    for (size_t j = 0; j < count; j++) {
-        float s0[4], s1[4]; /* Aᵀ M */
-        for (size_t q = 0; q < 4; q++) {
-            const float m0 = m[q * stride + j], m1 = m[(4 + q) * stride + j];
-            const float m2 = m[(8 + q) * stride + j], m3 = m[(12 + q) * stride + j];
-            s0[q] = m0 + m1 + m2;
-            s1[q] = m1 - m2 - m3;
-        }
-        y[j] = s0[0] + s0[1] + s0[2] + bias;
-        y[count + j] = s0[1] - s0[2] - s0[3] + bias;
-        y[2 * count + j] = s1[0] + s1[1] + s1[2] + bias;
-        y[3 * count + j] = s1[1] - s1[2] - s1[3] + bias;
-    }
 }
 
 /* Output columns [0, n) of a row from its even and odd columns' results (+ residual),
@@ -324,7 +270,8 @@ static void transform_output(const conv_prepared *p, const float *m, size_t firs
     const size_t tiles_w = (size_t)(p->out_dims[1] + 1) / 2;
     const size_t out_h = (size_t)p->out_dims[0], out_w = (size_t)p->out_dims[1];
     for (int64_t o = 0; o < p->group_out; o++) {
-        tile_results(m + (size_t)o * count, (size_t)p->group_out * count, count, bias[o], y);
+        p->winograd_kernel->output(count, m + (size_t)o * count, (size_t)p->group_out * count,
+                                   bias[o], y);
         float *plane = out + o * p->out_pixels;
         const float *res = residual ? residual + o * p->out_pixels : NULL;
         for (size_t j = 0; j < count;) {

@@ -1,0 +1,84 @@
+/*
+ * f32_winograd__body.h — the Winograd F(2×2, 3×3) transforms (kernels.h), written as plain
+ * loops over tiles for the compiler to vectorise: included by generic/f32_winograd__scalar.c
+ * (the reference, built with the baseline flags: SSE2 on x86-64, NEON on aarch64) and by
+ * x86/f32_winograd__avx2_fma.c (the same loops at eight floats a vector). The transforms
+ * are adds and subtracts only, in one order, so every build gives the same bits.
+ */
+#ifndef EMBER_KERNELS_F32_WINOGRAD_BODY_H
+#define EMBER_KERNELS_F32_WINOGRAD_BODY_H
+
+#include "kernels/kernels.h"
+
+/* Tiles per pass of the input transform: its row transforms stay in a stack buffer. */
+#define WINOGRAD_CHUNK 32
+
+/* d B of n ≤ WINOGRAD_CHUNK tiles of one input row: r[q][t] (q < 4) from line[2t + q']. */
+static inline void winograd_row(size_t n, const float *restrict line,
+                                float (*restrict r)[WINOGRAD_CHUNK])
+{
+    for (size_t t = 0; t < n; t++) {
+        const float d0 = line[2 * t], d1 = line[2 * t + 1];
+        const float d2 = line[2 * t + 2], d3 = line[2 * t + 3];
+        r[0][t] = d0 - d2;
+        r[1][t] = d1 + d2;
+        r[2][t] = d2 - d1;
+        r[3][t] = d1 - d3;
+    }
+}
+
+static inline void winograd_input_body(size_t n, const float *const rows[4], float *v,
+                                       size_t v_stride)
+{
+    for (size_t t0 = 0; t0 < n; t0 += WINOGRAD_CHUNK) {
+        const size_t chunk = n - t0 < WINOGRAD_CHUNK ? n - t0 : WINOGRAD_CHUNK;
+        float r[4][4][WINOGRAD_CHUNK]; /* [input row][column q of d B][tile] */
+        for (size_t i = 0; i < 4; i++)
+            winograd_row(chunk, rows[i] + 2 * t0, r[i]);
+        for (size_t q = 0; q < 4; q++) { /* Bᵀ (d B), column q */
+            float *restrict v0 = v + q * v_stride + t0, *restrict v1 = v0 + 4 * v_stride;
+            float *restrict v2 = v1 + 4 * v_stride, *restrict v3 = v2 + 4 * v_stride;
+            const float *restrict r0 = r[0][q], *restrict r1 = r[1][q];
+            const float *restrict r2 = r[2][q], *restrict r3 = r[3][q];
+            for (size_t t = 0; t < chunk; t++) {
+                v0[t] = r0[t] - r2[t];
+                v1[t] = r1[t] + r2[t];
+                v2[t] = r2[t] - r1[t];
+                v3[t] = r1[t] - r3[t];
+            }
+        }
+    }
+}
+
+static inline void winograd_output_body(size_t n, const float *restrict m, size_t m_stride,
+                                        float bias, float *restrict y)
+{
+    for (size_t t = 0; t < n; t++) {
+        float s0[4], s1[4]; /* Aᵀ M */
+        for (size_t q = 0; q < 4; q++) {
+            const float m0 = m[q * m_stride + t], m1 = m[(4 + q) * m_stride + t];
+            const float m2 = m[(8 + q) * m_stride + t], m3 = m[(12 + q) * m_stride + t];
+            s0[q] = m0 + m1 + m2;
+            s1[q] = m1 - m2 - m3;
+        }
+        y[t] = s0[0] + s0[1] + s0[2] + bias;
+        y[n + t] = s0[1] - s0[2] - s0[3] + bias;
+        y[2 * n + t] = s1[0] + s1[1] + s1[2] + bias;
+        y[3 * n + t] = s1[1] - s1[2] - s1[3] + bias;
+    }
+}
+
+/* The two entry points of a kernel file, for its ISA suffix. */
+#define EMBER_F32_WINOGRAD_DEFINE(suffix)                                                  \
+    void ember_f32_winograd_input__##suffix(size_t n, const float *const rows[4], float *v, \
+                                            size_t v_stride)                               \
+    {                                                                                      \
+        winograd_input_body(n, rows, v, v_stride);                                         \
+    }                                                                                      \
+    void ember_f32_winograd_output__##suffix(size_t n, const float *m, size_t m_stride,   \
+                                             float bias, float *y)                         \
+    {                                                                                      \
+        winograd_output_body(n, m, m_stride, bias, y);                                     \
+    }
+
+#endif /* EMBER_KERNELS_F32_WINOGRAD_BODY_H */

@@ -1,0 +1,172 @@
+/*
+ * test_winograd — every f32_winograd kernel of this build that the CPU can run (the
+ * Winograd F(2×2, 3×3) input and output transforms, kernels.h) against a double-precision
+ * evaluation of the matrix products Bᵀ d B and Aᵀ M A, and bit for bit against the scalar
+ * kernel (adds and subtracts in one order: any build gives the same bits).
+ *
+ * For every n in 0..MAX_N (below, at and above every vector width and the input's
+ * chunk of 32 tiles): random rows, each ending exactly at a PROT_NONE page after the
+ * 2n + 2 floats it may read; outputs with strides wider than n between sentinels (a
+ * write outside the 16 (input) or 4 (output) runs of n is caught). Prints the dispatch
+ * choice ("dispatch: f32_winograd -> name"), then "N passed, M failed"; exits 1 on any
+ * failure.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+#include "kernels/kernels.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define MAX_N 70
+#define GAP 3 /* floats between the output runs, kept at the sentinel */
+static const float SENTINEL = 12345.0f;
+
+static int passed, failed;
+
+static void check(int ok, const char *kernel, const char *what, size_t n)
+{
+    if (ok) {
+        passed++;
+        return;
+    }
+    if (failed++ < 20)
+        printf("FAIL %s n %zu: %s\n", kernel, n, what);
+}
+
+static unsigned rng = 0x9e3779b9u;
+
+static float random_float(void) /* in [-2, 2) */
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 17;
+    rng ^= rng << 5;
+    return (float)(rng >> 8) * (4.0f / 16777216.0f) - 2.0f;
+}
+
+/* `floats` floats ending exactly at an inaccessible page. */
+static float *guarded(size_t floats)
+{
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    const size_t data = (floats * sizeof(float) + page - 1) / page * page;
+    char *base = mmap(NULL, data + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                      -1, 0);
+    if (base == MAP_FAILED || mprotect(base + data, page, PROT_NONE) != 0) {
+        perror("test_winograd: mmap");
+        exit(2);
+    }
+    return (float *)(base + data) - floats;
+}
+
+static const double BT[4][4] = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
+static const double AT[2][4] = {{1, 1, 1, 0}, {0, 1, -1, -1}};
+
+/* Every float of `buffer` outside runs r < runs of n at r · stride is the sentinel. */
+static int sentinels_kept(const float *buffer, size_t runs, size_t n, size_t stride)
+{
+    for (size_t i = 0; i < runs * stride; i++)
+        if (i % stride >= n && buffer[i] != SENTINEL)
+            return 0;
+    return 1;
+}
+
+static void test_input(const ember_f32_winograd_kernel *k, const ember_f32_winograd_kernel *ref,
+                       size_t n, const float *const rows[4])
+{
+    const size_t stride = n + GAP;
+    float *v = malloc(16 * stride * sizeof(float) + 1), *w = malloc(16 * stride * sizeof(float) + 1);
+    for (size_t i = 0; i < 16 * stride; i++)
+        v[i] = w[i] = SENTINEL;
+    k->input(n, rows, v, stride);
+    ref->input(n, rows, w, stride);
+    int close = 1;
+    for (size_t t = 0; t < n; t++)
+        for (int a = 0; a < 4; a++)
+            for (int b = 0; b < 4; b++) {
+                double sum = 0.0; /* Bᵀ d B */
+                for (int i = 0; i < 4; i++)
+                    for (int j = 0; j < 4; j++)
+                        sum += BT[a][i] * rows[i][2 * t + (size_t)j] * BT[b][j];
+                close &= fabs(v[(size_t)(4 * a + b) * stride + t] - sum) <= 1e-5 * 8;
+            }
+    check(close, k->name, "input transform against Bᵀ d B", n);
+    check(memcmp(v, w, 16 * stride * sizeof(float)) == 0, k->name,
+          "input transform: not the scalar kernel's bits", n);
+    check(sentinels_kept(v, 16, n, stride), k->name, "input transform wrote outside its runs", n);
+    free(v);
+    free(w);
+}
+
+static void test_output(const ember_f32_winograd_kernel *k, const ember_f32_winograd_kernel *ref,
+                        size_t n, const float *m, size_t m_stride)
+{
+    const float bias = random_float();
+    const size_t stride = n; /* y's runs are n apart: the sentinels go after all four */
+    float *y = malloc((4 * n + GAP) * sizeof(float)), *z = malloc((4 * n + GAP) * sizeof(float));
+    for (size_t i = 0; i < 4 * n + GAP; i++)
+        y[i] = z[i] = SENTINEL;
+    k->output(n, m, m_stride, bias, y);
+    ref->output(n, m, m_stride, bias, z);
+    int close = 1;
+    for (size_t t = 0; t < n; t++)
+        for (int r = 0; r < 2; r++)
+            for (int c = 0; c < 2; c++) {
+                double sum = bias; /* Aᵀ M A */
+                for (int a = 0; a < 4; a++)
+                    for (int b = 0; b < 4; b++)
+                        sum += AT[r][a] * m[(size_t)(4 * a + b) * m_stride + t] * AT[c][b];
+                close &= fabs(y[(size_t)(2 * r + c) * stride + t] - sum) <= 1e-5 * 20;
+            }
+    check(close, k->name, "output transform against Aᵀ M A + bias", n);
+    check(memcmp(y, z, (4 * n + GAP) * sizeof(float)) == 0, k->name,
+          "output transform: not the scalar kernel's bits", n);
+    int kept = 1;
+    for (size_t i = 4 * n; i < 4 * n + GAP; i++)
+        kept &= y[i] == SENTINEL;
+    check(kept, k->name, "output transform wrote past its four runs", n);
+    free(y);
+    free(z);
+}
+
+int main(void)
+{
+    const ember_kernel_config *config = ember_kernel_config_get();
+    const char *forced = getenv("EMBER_ISA");
+    printf("dispatch: f32_winograd -> %s (EMBER_ISA=%s)\n", config->f32_winograd->name,
+           forced ? forced : "");
+    check(ember_cpu_has(config->f32_winograd->isa), "dispatch", "chose a kernel this CPU lacks",
+          0);
+    const ember_f32_winograd_kernel *ref = &ember_f32_winograd_kernels[0];
+    for (size_t i = 0; i < ember_f32_winograd_kernel_count; i++) {
+        const ember_f32_winograd_kernel *k = &ember_f32_winograd_kernels[i];
+        if (!ember_cpu_has(k->isa)) {
+            printf("%s: skipped, this CPU lacks %s\n", k->name, ember_isa_name(k->isa));
+            continue;
+        }
+        const int before = failed;
+        for (size_t n = 0; n <= MAX_N; n++) {
+            const float *rows[4];
+            for (int r = 0; r < 4; r++) {
+                float *row = guarded(2 * n + 2);
+                for (size_t j = 0; j < 2 * n + 2; j++)
+                    row[j] = random_float();
+                rows[r] = row;
+            }
+            test_input(k, ref, n, rows);
+            const size_t m_stride = n + GAP;
+            float *m = guarded(16 * m_stride);
+            for (size_t j = 0; j < 16 * m_stride; j++)
+                m[j] = random_float();
+            test_output(k, ref, n, m, m_stride);
+        }
+        printf("%s (%s): n 0..%d, %d failed\n", k->name, ember_isa_name(k->isa), MAX_N,
+               failed - before);
+    }
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
