@@ -152,7 +152,56 @@ static void place_concat_inputs(const ember_model *model, const prepare_work *wo
     }
 }
 
-/* Place concat inputs, then resolve every value to its outermost buffer and offset. */
+/* ---------------------------------------------------------------- 3c. residual in place */
+
+/*
+ * A GEMM op with a fused residual (a ResNet block's skip connection) whose residual
+ * nothing reads after it writes its output into the residual's bytes: the op then adds
+ * what its output already holds (conv.c skips the copy of the residual into the output,
+ * 3.2 MB per block at ResNet50's 56×56 stage, and its paths add the residual at the same
+ * element they write). Not when the residual is a graph input or output, sits inside a
+ * concat's buffer, is of another size, or is one of the op's own inputs; nor when the
+ * output is placed elsewhere already; nowhere in a model with control flow, whose bodies
+ * run out of graph order.
+ */
+static int read_after(const ember_model *model, const prepare_work *work, size_t n, int rep)
+{
+    for (size_t m = 0; m < model->node_count; m++) {
+        const ember_node *node = &model->nodes[m];
+        if (!work->live[m] || m < n || work->fused_into[m] == (int)n)
+            continue;
+        for (size_t i = 0; i < node->input_count; i++)
+            if (work->storage[node->inputs[i]] == rep)
+                return 1;
+    }
+    return 0;
+}
+
+static void place_residual_outputs(const ember_model *model, const prepare_work *work,
+                                   const uint8_t *pinned)
+{
+    for (size_t n = 0; n < model->node_count; n++) /* bodies run out of graph order */
+        if (work->live[n] && (model->nodes[n].op->flags & EMBER_OP_CONTROL))
+            return;
+    for (size_t n = 0; n < model->node_count; n++) {
+        const int r = work->epilogues[n].residual, out = model->nodes[n].output;
+        if (!work->live[n] || work->fused_into[n] >= 0 || r < 0)
+            continue;
+        const int rep = work->storage[r];
+        if (pinned[rep] || pinned[out] || work->storage[out] != out ||
+            work->storage_offset[out] != 0 || work->storage_offset[r] != 0 ||
+            model->values[rep].constant != NULL ||
+            value_bytes(&model->values[rep]) != value_bytes(&model->values[out]) ||
+            read_after(model, work, n, rep))
+            continue;
+        for (size_t v = 0; v < model->value_count; v++)
+            if (work->storage[v] == out)
+                work->storage[v] = rep;
+    }
+}
+
+/* Place concat inputs, resolve every value to its outermost buffer and offset, then let
+ * outputs take their residual's bytes (3c, below). */
 static ember_status place_concats(const ember_model *model, const prepare_work *work)
 {
     uint8_t *pinned = calloc(model->value_count + 1, 1);
@@ -170,7 +219,6 @@ static ember_status place_concats(const ember_model *model, const prepare_work *
             sliced_axis(model, node) >= 0)
             place_concat_inputs(model, work, pinned, node);
     }
-    free(pinned);
     for (size_t v = 0; v < model->value_count; v++) {
         int rep = work->storage[v];
         size_t offset = 0;
@@ -179,6 +227,8 @@ static ember_status place_concats(const ember_model *model, const prepare_work *
         work->storage[v] = rep;
         work->storage_offset[v] = offset;
     }
+    place_residual_outputs(model, work, pinned);
+    free(pinned);
     return EMBER_OK;
 }
 

@@ -485,7 +485,8 @@ static const float *run_bias(conv_prepared *p, const ember_tensor *bias)
 static void conv_one_pixel(const conv_prepared *p, const float *input, const float *bias,
                            const float *residual, float *output, float *taps)
 {
-    if (residual != NULL) /* accumulated by the GEMM, before its clamp */
+    if (residual != NULL && residual != output) /* accumulated by the GEMM, before its
+                                                   clamp (or the output holds it already) */
         memcpy(output, residual, (size_t)(p->batch * p->out_channels) * sizeof(float));
     const size_t mr = p->kernel->mr;
     const int64_t per_channel = ember_conv_taps(p);
@@ -506,10 +507,12 @@ static void conv_one_pixel(const conv_prepared *p, const float *input, const flo
         }
 }
 
-/* One group of one image through the GEMM: transposed for few pixels, in place, or over
- * im2col blocks (the input itself for pointwise). A residual is added before the clamp:
- * copied into the output first and accumulated by the GEMM, or by the scratch paths as
- * they copy their result out. */
+/* One group of one image through the GEMM: transposed for few pixels, Winograd, in place,
+ * or over im2col blocks (the input itself for pointwise). A residual is added before the
+ * clamp: copied into the output first and accumulated by the GEMM, or by the scratch
+ * paths as they copy their result out. The output may be the residual's own bytes (the
+ * core places it there when nothing reads the residual after): no copy then, and the
+ * scratch paths read each residual element before writing the output's. */
 static void conv_group(const conv_prepared *p, const float *in, const float *filter,
                        const float *bias, const float *residual, float *out, float *columns)
 {
@@ -527,7 +530,8 @@ static void conv_group(const conv_prepared *p, const float *in, const float *fil
         return;
     }
     if (residual != NULL) {
-        memcpy(out, residual, (size_t)(p->group_out * p->out_pixels) * sizeof(float));
+        if (residual != out)
+            memcpy(out, residual, (size_t)(p->group_out * p->out_pixels) * sizeof(float));
         params.accumulate = 1;
     }
     const size_t row_bytes = (size_t)p->out_pixels * sizeof(float);

@@ -111,7 +111,7 @@ static inline void ember_conv_copy_strided(float *restrict dst, const float *res
 
 /* dst[i] = clamp(src[i] + residual[i], min, max): the epilogue's last part for paths whose
  * GEMM writes a scratch layout (comparisons, so a NaN passes as in the kernels). dst may
- * be src. */
+ * be src or residual. */
 static inline void ember_conv_add_clamp(float *dst, const float *src, const float *residual,
                                         size_t n, float min, float max)
 {

@@ -44,20 +44,27 @@ size_t ember_conv_few_pixels_scratch(const conv_prepared *p)
             n * (size_t)p->group_out) * sizeof(float);
 }
 
-/* out (m channels × n pixels) = C^T, C being n × m. In strips of TRANSPOSE_STRIP
- * channels: each pixel's strip is one cache line of C, and the strip's output rows stay in
- * L1 while the pixels go by. Channel by channel instead, every read was a line of its own
- * (2048 channels: 8 KB apart), and ResNet's 7×7 stage spent a third of its time here. */
+/* out (m channels × n pixels) = clamp(C^T + residual) (residual NULL: none; it may be
+ * out itself: each element is read before its output is written). In strips of
+ * TRANSPOSE_STRIP channels: each pixel's strip is one cache line of C, and the strip's
+ * output rows stay in L1 while the pixels go by. Channel by channel instead, every read
+ * was a line of its own (2048 channels: 8 KB apart), and ResNet's 7×7 stage spent a
+ * third of its time here. */
 #define TRANSPOSE_STRIP 16
 
-static void transpose_out(const float *c, size_t n, size_t m, float *out)
+static void transpose_out(const float *c, size_t n, size_t m, const float *residual, float min,
+                          float max, float *out)
 {
     for (size_t o0 = 0; o0 < m; o0 += TRANSPOSE_STRIP) {
         const size_t strip = m - o0 < TRANSPOSE_STRIP ? m - o0 : TRANSPOSE_STRIP;
         for (size_t j = 0; j < n; j++) {
             const float *from = c + j * m + o0;
-            for (size_t o = 0; o < strip; o++)
-                out[(o0 + o) * n + j] = from[o];
+            for (size_t o = 0; o < strip; o++) {
+                const size_t at = (o0 + o) * n + j;
+                const float v = from[o] + (residual ? residual[at] : 0.0f);
+                const float low = v < min ? min : v; /* NaN passes both compares */
+                out[at] = low > max ? max : low;
+            }
         }
     }
 }
@@ -80,12 +87,10 @@ void ember_conv_few_pixels_run(const conv_prepared *p, const float *in, const fl
     float *transposed = panels + round_up_floats(ember_f32_packed_a_floats(p->kernel->mr, n, k));
     /* A[j][t] = columns[t][j]: pixel j's taps */
     ember_f32_pack_a(p->kernel->mr, n, k, columns, 1, column_stride, panels);
-    /* a residual is added after the transpose, so the clamp waits for it */
+    /* a residual is added in the transpose, so the clamp waits for it */
     const ember_f32_gemm_params params = {NULL, bias, 0, residual ? -INFINITY : p->min,
                                           residual ? INFINITY : p->max};
     ember_f32_gemm_packed(p->kernel, n, m, k, panels, filter, transposed, m * sizeof(float),
                           &params);
-    transpose_out(transposed, n, m, out);
-    if (residual != NULL)
-        ember_conv_add_clamp(out, out, residual, m * n, p->min, p->max);
+    transpose_out(transposed, n, m, residual, p->min, p->max, out);
 }

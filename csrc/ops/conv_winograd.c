@@ -237,10 +237,10 @@ static float clamp(float v, float min, float max)
     return low > max ? max : low;
 }
 
-/* Output columns [0, n) of a row from its even and odd columns' results (+ residual),
- * clamped. */
+/* Output columns [0, n) of a row from its even and odd columns' results (+ residual,
+ * which may be the row itself: each element is read before it is written), clamped. */
 static void store_row(const float *restrict even, const float *restrict odd, size_t n,
-                      const float *restrict residual, float min, float max, float *restrict row)
+                      const float *residual, float min, float max, float *row)
 {
     const size_t pairs = n / 2;
     if (residual != NULL) {
