@@ -20,6 +20,8 @@ typedef struct prepare_work {
     size_t *storage_offset;  /* per value: where in them (a concat's input) */
     int *parent;             /* per representative: the concat it was placed in, or -1 */
     size_t *parent_offset;   /* per representative: its byte offset there */
+    uint8_t *pinned;         /* per value: a graph input's or output's storage (never placed
+                                in another buffer) */
     size_t *scratch_bytes;   /* per node */
     ember_arena_request *requests; /* per value, then per node's scratch */
 } prepare_work;
@@ -35,6 +37,7 @@ static void work_free(prepare_work *work, size_t node_count)
     free(work->storage_offset);
     free(work->parent);
     free(work->parent_offset);
+    free(work->pinned);
     free(work->scratch_bytes);
     free(work->requests);
 }
@@ -120,10 +123,10 @@ static int sliced_axis(const ember_model *model, const ember_node *node)
 }
 
 static int may_write_into(const ember_model *model, const prepare_work *work,
-                          const uint8_t *pinned, int rep, size_t bytes)
+                          int rep, size_t bytes)
 {
     const ember_value *value = &model->values[rep];
-    if (pinned[rep] || value->constant != NULL || work->parent[rep] >= 0 ||
+    if (work->pinned[rep] || value->constant != NULL || work->parent[rep] >= 0 ||
         value->producer < 0 || value_bytes(value) != bytes)
         return 0;
     const ember_node *producer = &model->nodes[value->producer];
@@ -133,7 +136,7 @@ static int may_write_into(const ember_model *model, const prepare_work *work,
 }
 
 static void place_concat_inputs(const ember_model *model, const prepare_work *work,
-                                const uint8_t *pinned, const ember_node *node)
+                                const ember_node *node)
 {
     const int into = work->storage[node->output];
     size_t offset = 0;
@@ -144,11 +147,41 @@ static void place_concat_inputs(const ember_model *model, const prepare_work *wo
         for (size_t j = 0; j < node->input_count; j++)
             repeated |= j != i && work->storage[node->inputs[j]] == rep;
         if (bytes > 0 && rep != into && !repeated &&
-            may_write_into(model, work, pinned, rep, bytes)) {
+            may_write_into(model, work, rep, bytes)) {
             work->parent[rep] = into;
             work->parent_offset[rep] = offset;
         }
         offset += bytes;
+    }
+}
+
+/* The graph inputs' and outputs' storage, which no placement moves. */
+static void pin_graph_values(const ember_model *model, const prepare_work *work)
+{
+    for (size_t i = 0; i < model->input_count; i++)
+        work->pinned[work->storage[model->inputs[i]]] = 1;
+    for (size_t i = 0; i < model->output_count; i++)
+        work->pinned[work->storage[model->outputs[i]]] = 1;
+}
+
+/* Place concat inputs, then resolve every value to its outermost buffer and offset. */
+static void place_concats(const ember_model *model, const prepare_work *work)
+{
+    for (size_t v = 0; v < model->value_count; v++)
+        work->parent[v] = -1;
+    for (size_t n = 0; n < model->node_count; n++) {
+        const ember_node *node = &model->nodes[n];
+        if (work->live[n] && work->fused_into[n] < 0 && strcmp(node->op->name, "concat") == 0 &&
+            sliced_axis(model, node) >= 0)
+            place_concat_inputs(model, work, node);
+    }
+    for (size_t v = 0; v < model->value_count; v++) {
+        int rep = work->storage[v];
+        size_t offset = 0;
+        for (; work->parent[rep] >= 0; rep = work->parent[rep])
+            offset += work->parent_offset[rep];
+        work->storage[v] = rep;
+        work->storage_offset[v] = offset;
     }
 }
 
@@ -177,8 +210,7 @@ static int read_after(const ember_model *model, const prepare_work *work, size_t
     return 0;
 }
 
-static void place_residual_outputs(const ember_model *model, const prepare_work *work,
-                                   const uint8_t *pinned)
+static void place_residual_outputs(const ember_model *model, const prepare_work *work)
 {
     for (size_t n = 0; n < model->node_count; n++) /* bodies run out of graph order */
         if (work->live[n] && (model->nodes[n].op->flags & EMBER_OP_CONTROL))
@@ -188,7 +220,7 @@ static void place_residual_outputs(const ember_model *model, const prepare_work 
         if (!work->live[n] || work->fused_into[n] >= 0 || r < 0)
             continue;
         const int rep = work->storage[r];
-        if (pinned[rep] || pinned[out] || work->storage[out] != out ||
+        if (work->pinned[rep] || work->pinned[out] || work->storage[out] != out ||
             work->storage_offset[out] != 0 || work->storage_offset[r] != 0 ||
             model->values[rep].constant != NULL ||
             value_bytes(&model->values[rep]) != value_bytes(&model->values[out]) ||
@@ -198,38 +230,6 @@ static void place_residual_outputs(const ember_model *model, const prepare_work 
             if (work->storage[v] == out)
                 work->storage[v] = rep;
     }
-}
-
-/* Place concat inputs, resolve every value to its outermost buffer and offset, then let
- * outputs take their residual's bytes (3c, below). */
-static ember_status place_concats(const ember_model *model, const prepare_work *work)
-{
-    uint8_t *pinned = calloc(model->value_count + 1, 1);
-    if (pinned == NULL)
-        return ember_error_set(EMBER_ERROR_MEMORY, "out of memory preparing the model");
-    for (size_t i = 0; i < model->input_count; i++)
-        pinned[work->storage[model->inputs[i]]] = 1;
-    for (size_t i = 0; i < model->output_count; i++)
-        pinned[work->storage[model->outputs[i]]] = 1;
-    for (size_t v = 0; v < model->value_count; v++)
-        work->parent[v] = -1;
-    for (size_t n = 0; n < model->node_count; n++) {
-        const ember_node *node = &model->nodes[n];
-        if (work->live[n] && work->fused_into[n] < 0 && strcmp(node->op->name, "concat") == 0 &&
-            sliced_axis(model, node) >= 0)
-            place_concat_inputs(model, work, pinned, node);
-    }
-    for (size_t v = 0; v < model->value_count; v++) {
-        int rep = work->storage[v];
-        size_t offset = 0;
-        for (; work->parent[rep] >= 0; rep = work->parent[rep])
-            offset += work->parent_offset[rep];
-        work->storage[v] = rep;
-        work->storage_offset[v] = offset;
-    }
-    place_residual_outputs(model, work, pinned);
-    free(pinned);
-    return EMBER_OK;
 }
 
 /* ---------------------------------------------------------------- 4. prepare ops */
@@ -391,13 +391,15 @@ static ember_status prepare(ember_instance *instance, prepare_work *work)
     work->storage_offset = calloc(values + 1, sizeof(size_t));
     work->parent = calloc(values + 1, sizeof(int));
     work->parent_offset = calloc(values + 1, sizeof(size_t));
+    work->pinned = calloc(values + 1, 1);
     work->scratch_bytes = calloc(nodes + 1, sizeof(size_t));
     work->requests = calloc(values + nodes + 1, sizeof(ember_arena_request));
     instance->tensors = calloc(values + 1, sizeof(ember_tensor));
     instance->steps = calloc(nodes + 1, sizeof(ember_step));
     instance->step_count = instance->steps ? nodes : 0;
     if (!work->live || !work->fused_into || !work->epilogues || !work->storage ||
-        !work->storage_offset || !work->parent || !work->parent_offset || !work->scratch_bytes ||
+        !work->storage_offset || !work->parent || !work->parent_offset || !work->pinned ||
+        !work->scratch_bytes ||
         !work->requests || !instance->tensors || !instance->steps)
         return ember_error_set(EMBER_ERROR_MEMORY, "out of memory preparing the model");
 
@@ -407,9 +409,10 @@ static ember_status prepare(ember_instance *instance, prepare_work *work)
     if (status != EMBER_OK)
         return status;
     assign_storage(model, work);
-    status = place_concats(model, work);
-    if (status == EMBER_OK)
-        status = prepare_steps(instance, work);
+    pin_graph_values(model, work);
+    place_concats(model, work);
+    place_residual_outputs(model, work);
+    status = prepare_steps(instance, work);
     if (status == EMBER_OK)
         status = place_tensors(instance, work);
     if (status == EMBER_OK)

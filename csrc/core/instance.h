@@ -10,6 +10,8 @@
  *                 (fused consumer, view op such as reshape) the value whose bytes it
  *                 shares; constants are their own storage and never copied; a one-row
  *                 concat's inputs are placed inside its output (an offset there);
+ *                 a fused residual nothing reads afterwards lends its bytes to the
+ *                 output of the op that adds it;
  *   4. prepare    each remaining node's op packs weights and asks for scratch;
  *   5. arena      (arena.c) one block holds every representative and scratch buffer,
  *                 placed by lifetime so that values not alive at the same time share

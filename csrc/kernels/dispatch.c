@@ -158,6 +158,8 @@ const ember_f32_dwconv_kernel ember_f32_dwconv_kernels[] = {
     EMBER_F32_DWCONV_KERNELS(EMBER_F32_DWCONV_ENTRY)
 };
 #undef EMBER_F32_DWCONV_ENTRY
+const size_t ember_f32_dwconv_kernel_count =
+    sizeof(ember_f32_dwconv_kernels) / sizeof(ember_f32_dwconv_kernels[0]);
 
 #define EMBER_F32_WINOGRAD_ENTRY(suffix, isa)                                              \
     {"f32_winograd__" #suffix, isa, ember_f32_winograd_input__##suffix,                    \
@@ -168,8 +170,6 @@ const ember_f32_winograd_kernel ember_f32_winograd_kernels[] = {
 #undef EMBER_F32_WINOGRAD_ENTRY
 const size_t ember_f32_winograd_kernel_count =
     sizeof(ember_f32_winograd_kernels) / sizeof(ember_f32_winograd_kernels[0]);
-const size_t ember_f32_dwconv_kernel_count =
-    sizeof(ember_f32_dwconv_kernels) / sizeof(ember_f32_dwconv_kernels[0]);
 
 /* ---------------------------------------------------------------- choice */
 

@@ -245,15 +245,6 @@ static void conv_free(void *p)
     free(prepared);
 }
 
-/* One or few output pixels: per group, B[p][o] = filter[o][p] (k = depth, n = group_out). */
-static void pack_filter_as_b(const conv_prepared *p, const float *filter, float *packed)
-{
-    for (int64_t g = 0; g < p->groups; g++)
-        ember_f32_pack_b(p->kernel->nr, (size_t)p->depth, (size_t)p->group_out,
-                         filter + g * p->group_out * p->depth, 1, (size_t)p->depth,
-                         packed + (size_t)g * p->group_filter_floats);
-}
-
 /* Input channels of the K slice starting at channel c0: slice_channels, fewer in the last. */
 static int64_t slice_width(const conv_prepared *p, int64_t c0)
 {
@@ -410,23 +401,23 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
         return ember_node_error(node, EMBER_ERROR_MEMORY, "im2col block too large");
 
     p->one_pixel = p->out_pixels == 1 && !p->pointwise && w->constant != NULL;
-    const int winograd = w->constant != NULL && ember_conv_winograd_pays(p);
-    p->few_pixels = !p->one_pixel && !winograd && w->constant != NULL &&
+    p->winograd = w->constant != NULL && ember_conv_winograd_pays(p);
+    p->few_pixels = !p->one_pixel && !p->winograd && w->constant != NULL &&
                     ember_conv_few_pixels_pays(p);
     const int filter_as_b = p->one_pixel || p->few_pixels; /* the transposed GEMMs */
-    p->group_filter_floats = winograd ? ember_conv_winograd_filter_floats(p)
+    p->group_filter_floats = p->winograd ? ember_conv_winograd_filter_floats(p)
         : filter_as_b
         ? ember_f32_packed_b_floats(p->kernel->nr, (size_t)p->depth, (size_t)p->group_out)
         : ember_f32_packed_a_floats(p->kernel->mr, (size_t)p->group_out, (size_t)p->depth);
     const size_t filter_bytes = (size_t)p->groups * p->group_filter_floats * sizeof(float);
     ctx->scratch_bytes = p->few_pixels ? ember_conv_few_pixels_scratch(p)
                                        : im2col_floats(p) * sizeof(float);
-    if (winograd)
+    if (p->winograd)
         ember_conv_winograd_prepare(p, ctx->kernels->f32_winograd, &ctx->scratch_bytes);
     else if (!p->few_pixels &&
              (status = ember_conv_implicit_prepare(p, node, &ctx->scratch_bytes)) != EMBER_OK)
         return status;
-    if (p->implicit || filter_as_b || winograd) /* these read the filter packed whole */
+    if (p->implicit || filter_as_b || p->winograd) /* these read the filter packed whole */
         p->slice_channels = p->group_in;
     if (p->one_pixel) { /* the pixel's taps gathered as a one-row A */
         ctx->scratch_bytes = ember_f32_packed_a_floats(p->kernel->mr, 1, (size_t)p->depth) *
@@ -435,7 +426,7 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
             return status;
     }
     if (w->constant != NULL) {
-        const int64_t layout[] = {winograd ? 'W' : filter_as_b ? 'B' : 'C',
+        const int64_t layout[] = {p->winograd ? 'W' : filter_as_b ? 'B' : 'C',
                                   (int64_t)(filter_as_b ? p->kernel->nr : p->kernel->mr),
                                   p->groups, p->group_out, p->depth, p->slice_channels};
         int fresh = 0;
@@ -444,12 +435,12 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
                                                 filter_bytes + sizeof(float), &fresh);
         if (p->packed_filter == NULL)
             return ember_node_error(node, EMBER_ERROR_MEMORY, "out of memory packing the filter");
-        if (fresh && winograd) {
+        if (fresh && p->winograd) {
             if (ember_conv_winograd_pack_filter(p, w->constant, p->packed_filter) != 0)
                 return ember_node_error(node, EMBER_ERROR_MEMORY,
                                         "out of memory transforming the filter");
         } else if (fresh && filter_as_b)
-            pack_filter_as_b(p, w->constant, p->packed_filter);
+            ember_conv_pack_filter_as_b(p, w->constant, p->packed_filter);
         else if (fresh)
             pack_filter(p, w->constant, p->packed_filter);
         if (fresh) /* every run reads packed_filter only: the plan's pages go back */
@@ -476,35 +467,6 @@ static const float *run_bias(conv_prepared *p, const ember_tensor *bias)
     for (int64_t o = 0; o < p->out_channels; o++)
         p->run_bias[o] = p->bias[o] + b[scalar ? 0 : o];
     return p->run_bias;
-}
-
-/* One output pixel per image: out[o] = bias[o] + Σ_p taps[p]·filter[o][p] as a GEMM of
- * one row (the taps, gathered straight into A's packed layout: row 0 of each group of
- * mr, the other rows zero) by the filter packed as B, so the micro-kernel's tile holds
- * nr channels (see one_pixel). */
-static void conv_one_pixel(const conv_prepared *p, const float *input, const float *bias,
-                           const float *residual, float *output, float *taps)
-{
-    if (residual != NULL && residual != output) /* accumulated by the GEMM, before its
-                                                   clamp (or the output holds it already) */
-        memcpy(output, residual, (size_t)(p->batch * p->out_channels) * sizeof(float));
-    const size_t mr = p->kernel->mr;
-    const int64_t per_channel = ember_conv_taps(p);
-    memset(taps, 0, ember_f32_packed_a_floats(mr, 1, (size_t)p->depth) * sizeof(float));
-    for (int64_t n = 0; n < p->batch; n++)
-        for (int64_t g = 0; g < p->groups; g++) {
-            const float *in = input + (n * p->channels + g * p->group_in) * p->in_pixels;
-            float *out = output + n * p->out_channels + g * p->group_out;
-            float *row = taps;
-            for (int64_t c = 0; c < p->group_in; c++, in += p->in_pixels)
-                for (int64_t t = 0; t < per_channel; t++, row += mr)
-                    *row = p->pixel_taps[t] < 0 ? 0.0f : in[p->pixel_taps[t]];
-            const ember_f32_gemm_params params = {NULL, bias + g * p->group_out,
-                                                  residual != NULL, p->min, p->max};
-            ember_f32_gemm_packed(p->kernel, 1, (size_t)p->group_out, (size_t)p->depth, taps,
-                                  p->packed_filter + (size_t)g * p->group_filter_floats, out,
-                                  (size_t)p->group_out * sizeof(float), &params);
-        }
 }
 
 /* One group of one image through the GEMM: transposed for few pixels, Winograd, in place,
@@ -583,7 +545,7 @@ static void conv_run(const ember_node *node, void *prepared, const ember_op_io *
     }
     const float *residual = io->residual != NULL ? io->residual->data : NULL;
     if (p->one_pixel) {
-        conv_one_pixel(p, input, bias, residual, output, columns);
+        ember_conv_one_pixel_run(p, input, bias, residual, output, columns);
         return;
     }
     for (int64_t n = 0; n < p->batch; n++)

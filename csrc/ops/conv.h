@@ -1,7 +1,8 @@
 /*
  * csrc/ops/conv.h — what conv.c and its paths (conv_im2col.c, conv_implicit.c,
- * conv_few_pixels.c, conv_depthwise.c, conv_winograd.c) share, private to csrc/ops: the prepared geometry
- * of a convolution, the band layout, im2col packing.
+ * conv_few_pixels.c, conv_depthwise.c, conv_winograd.c) share, private to csrc/ops: the
+ * prepared geometry of a convolution, the band layout, im2col packing, the epilogue's
+ * clamp.
  */
 #ifndef EMBER_OPS_CONV_H
 #define EMBER_OPS_CONV_H
@@ -109,17 +110,21 @@ static inline void ember_conv_copy_strided(float *restrict dst, const float *res
             dst[q] = src[q * s];
 }
 
-/* dst[i] = clamp(src[i] + residual[i], min, max): the epilogue's last part for paths whose
- * GEMM writes a scratch layout (comparisons, so a NaN passes as in the kernels). dst may
- * be src or residual. */
+/* The epilogue's clamp for paths whose GEMM writes a scratch layout (comparisons, so a
+ * NaN passes as in the kernels). */
+static inline float ember_conv_clamp(float v, float min, float max)
+{
+    const float low = v < min ? min : v;
+    return low > max ? max : low;
+}
+
+/* dst[i] = clamp(src[i] + residual[i], min, max): the epilogue's last part for those
+ * paths. dst may be src or residual. */
 static inline void ember_conv_add_clamp(float *dst, const float *src, const float *residual,
                                         size_t n, float min, float max)
 {
-    for (size_t i = 0; i < n; i++) {
-        const float v = src[i] + residual[i];
-        const float low = v < min ? min : v;
-        dst[i] = low > max ? max : low;
-    }
+    for (size_t i = 0; i < n; i++)
+        dst[i] = ember_conv_clamp(src[i] + residual[i], min, max);
 }
 
 /* At prepare: p->tap_range (every conv through the GEMM), p->pixel_taps (one_pixel). */
@@ -142,8 +147,12 @@ ember_status ember_conv_depthwise_prepare(conv_prepared *p, const ember_f32_dwco
 void ember_conv_depthwise_run(const conv_prepared *p, const float *input, const float *filter,
                               const float *bias, float *output, float *scratch);
 
-/* Few output pixels (conv_few_pixels.c): whether the transposed GEMM pays, its scratch,
- * and the run of one group of one image. */
+/* One or few output pixels (conv_few_pixels.c): the transposed GEMMs' filter packing
+ * (as B, per group), the one-pixel run (every image and group); whether the few-pixel
+ * form pays, its scratch, and its run of one group of one image. */
+void ember_conv_pack_filter_as_b(const conv_prepared *p, const float *filter, float *packed);
+void ember_conv_one_pixel_run(const conv_prepared *p, const float *input, const float *bias,
+                              const float *residual, float *output, float *taps);
 int ember_conv_few_pixels_pays(const conv_prepared *p);
 size_t ember_conv_few_pixels_scratch(const conv_prepared *p);
 void ember_conv_few_pixels_run(const conv_prepared *p, const float *in, const float *filter,

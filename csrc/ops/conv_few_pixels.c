@@ -1,6 +1,6 @@
 /*
  * Convolutions with few output pixels (the 7×7 stages of ResNet, Inception, DenseNet):
- * the GEMM transposed, as conv.c's one_pixel does for a single pixel. Normally the
+ * the GEMM transposed, as for a single pixel (below). Normally the
  * output pixels are the columns of the GEMM, nr to a tile: 49 pixels fill four tiles of
  * 16, 64 columns of multiply-adds for 49 results. Transposed, the pixels are the rows of
  * A, mr to a tile (six tiles of 6: 54), the filter is B (packed once at prepare, as for
@@ -8,10 +8,52 @@
  *
  * The im2col matrix is built whole (K × N, N small) and packed as A; a 1×1 stride-1
  * unpadded conv packs its input directly.
+ *
+ * One pixel is the degenerate case (the streaming TCN at one frame per pulse): its taps
+ * are gathered straight into a one-row A, no im2col.
  */
 #include <math.h>
+#include <string.h>
 
 #include "ops/conv.h"
+
+/* One or few output pixels: per group, B[p][o] = filter[o][p] (k = depth, n = group_out). */
+void ember_conv_pack_filter_as_b(const conv_prepared *p, const float *filter, float *packed)
+{
+    for (int64_t g = 0; g < p->groups; g++)
+        ember_f32_pack_b(p->kernel->nr, (size_t)p->depth, (size_t)p->group_out,
+                         filter + g * p->group_out * p->depth, 1, (size_t)p->depth,
+                         packed + (size_t)g * p->group_filter_floats);
+}
+
+/* One output pixel per image: out[o] = bias[o] + Σ_p taps[p]·filter[o][p] as a GEMM of
+ * one row (the taps, gathered straight into A's packed layout: row 0 of each group of
+ * mr, the other rows zero) by the filter packed as B, so the micro-kernel's tile holds
+ * nr channels (conv.h's one_pixel). */
+void ember_conv_one_pixel_run(const conv_prepared *p, const float *input, const float *bias,
+                              const float *residual, float *output, float *taps)
+{
+    if (residual != NULL && residual != output) /* accumulated by the GEMM, before its
+                                                   clamp (or the output holds it already) */
+        memcpy(output, residual, (size_t)(p->batch * p->out_channels) * sizeof(float));
+    const size_t mr = p->kernel->mr;
+    const int64_t per_channel = ember_conv_taps(p);
+    memset(taps, 0, ember_f32_packed_a_floats(mr, 1, (size_t)p->depth) * sizeof(float));
+    for (int64_t n = 0; n < p->batch; n++)
+        for (int64_t g = 0; g < p->groups; g++) {
+            const float *in = input + (n * p->channels + g * p->group_in) * p->in_pixels;
+            float *out = output + n * p->out_channels + g * p->group_out;
+            float *row = taps;
+            for (int64_t c = 0; c < p->group_in; c++, in += p->in_pixels)
+                for (int64_t t = 0; t < per_channel; t++, row += mr)
+                    *row = p->pixel_taps[t] < 0 ? 0.0f : in[p->pixel_taps[t]];
+            const ember_f32_gemm_params params = {NULL, bias + g * p->group_out,
+                                                  residual != NULL, p->min, p->max};
+            ember_f32_gemm_packed(p->kernel, 1, (size_t)p->group_out, (size_t)p->depth, taps,
+                                  p->packed_filter + (size_t)g * p->group_filter_floats, out,
+                                  (size_t)p->group_out * sizeof(float), &params);
+        }
+}
 
 /* Pixels past which the transposed GEMM stops being worth its extra copies. */
 #define MAX_PIXELS 128
@@ -61,9 +103,7 @@ static void transpose_out(const float *c, size_t n, size_t m, const float *resid
             const float *from = c + j * m + o0;
             for (size_t o = 0; o < strip; o++) {
                 const size_t at = (o0 + o) * n + j;
-                const float v = from[o] + (residual ? residual[at] : 0.0f);
-                const float low = v < min ? min : v; /* NaN passes both compares */
-                out[at] = low > max ? max : low;
+                out[at] = ember_conv_clamp(from[o] + (residual ? residual[at] : 0.0f), min, max);
             }
         }
     }
@@ -87,9 +127,8 @@ void ember_conv_few_pixels_run(const conv_prepared *p, const float *in, const fl
     float *transposed = panels + round_up_floats(ember_f32_packed_a_floats(p->kernel->mr, n, k));
     /* A[j][t] = columns[t][j]: pixel j's taps */
     ember_f32_pack_a(p->kernel->mr, n, k, columns, 1, column_stride, panels);
-    /* a residual is added in the transpose, so the clamp waits for it */
-    const ember_f32_gemm_params params = {NULL, bias, 0, residual ? -INFINITY : p->min,
-                                          residual ? INFINITY : p->max};
+    /* the residual and the clamp are applied in the transpose */
+    const ember_f32_gemm_params params = {NULL, bias, 0, -INFINITY, INFINITY};
     ember_f32_gemm_packed(p->kernel, n, m, k, panels, filter, transposed, m * sizeof(float),
                           &params);
     transpose_out(transposed, n, m, residual, p->min, p->max, out);

@@ -134,7 +134,6 @@ void ember_conv_winograd_prepare(conv_prepared *p, const ember_f32_winograd_kern
     *scratch_bytes = (16 * v_floats(p, (size_t)p->winograd_block) +
                       16 * (size_t)(p->group_out * p->winograd_block) + work_floats(p)) *
                      sizeof(float);
-    p->winograd = 1;
 }
 
 /* U_ξ = G g Gᵀ of every (out, in) channel pair of each group, packed as 16 A operands. */
@@ -171,6 +170,14 @@ int ember_conv_winograd_pack_filter(const conv_prepared *p, const float *filter,
     return 0;
 }
 
+/* Tiles from `tile` to the end of its row of tiles, at most `left`: the transforms go a
+ * row of tiles at a time (their inputs and outputs are rows of the planes). */
+static size_t row_run(size_t tile, size_t tiles_w, size_t left)
+{
+    const size_t to_row_end = tiles_w - tile % tiles_w;
+    return to_row_end < left ? to_row_end : left;
+}
+
 /* Input row `y` of a channel plane into `line`, shifted by the left padding, zeros
  * outside the image (and for a row outside it). */
 static void fill_line(const conv_prepared *p, const float *plane, int64_t y, float *line)
@@ -202,7 +209,7 @@ static void transform_input(const conv_prepared *p, const float *in, size_t firs
         int64_t held[4] = {INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN}; /* row per line */
         for (size_t j = 0; j < count;) {
             const size_t ty = (first + j) / tiles_w, tx0 = (first + j) % tiles_w;
-            size_t run = tiles_w - tx0 < count - j ? tiles_w - tx0 : count - j;
+            size_t run = row_run(first + j, tiles_w, count - j);
             run = nr - j % nr < run ? nr - j % nr : run;
             const float *rows[4];
             for (int i = 0; i < 4; i++) {
@@ -233,12 +240,6 @@ static void zero_last_lanes(const conv_prepared *p, size_t count, float *v, size
                    (nr - used) * sizeof(float));
 }
 
-static float clamp(float v, float min, float max)
-{
-    const float low = v < min ? min : v;
-    return low > max ? max : low;
-}
-
 /* Output columns [0, n) of a row from its even and odd columns' results (+ residual,
  * which may be the row itself: each element is read before it is written), clamped. */
 static void store_row(const float *restrict even, const float *restrict odd, size_t n,
@@ -247,19 +248,19 @@ static void store_row(const float *restrict even, const float *restrict odd, siz
     const size_t pairs = n / 2;
     if (residual != NULL) {
         for (size_t t = 0; t < pairs; t++) {
-            row[2 * t] = clamp(even[t] + residual[2 * t], min, max);
-            row[2 * t + 1] = clamp(odd[t] + residual[2 * t + 1], min, max);
+            row[2 * t] = ember_conv_clamp(even[t] + residual[2 * t], min, max);
+            row[2 * t + 1] = ember_conv_clamp(odd[t] + residual[2 * t + 1], min, max);
         }
         if (n % 2)
-            row[n - 1] = clamp(even[pairs] + residual[n - 1], min, max);
+            row[n - 1] = ember_conv_clamp(even[pairs] + residual[n - 1], min, max);
         return;
     }
     for (size_t t = 0; t < pairs; t++) {
-        row[2 * t] = clamp(even[t], min, max);
-        row[2 * t + 1] = clamp(odd[t], min, max);
+        row[2 * t] = ember_conv_clamp(even[t], min, max);
+        row[2 * t + 1] = ember_conv_clamp(odd[t], min, max);
     }
     if (n % 2)
-        row[n - 1] = clamp(even[pairs], min, max);
+        row[n - 1] = ember_conv_clamp(even[pairs], min, max);
 }
 
 /* Aᵀ M A of tiles [first, first + count) of every output channel (M_ξ: out channels ×
@@ -278,7 +279,7 @@ static void transform_output(const conv_prepared *p, const float *m, size_t firs
         const float *res = residual ? residual + o * p->out_pixels : NULL;
         for (size_t j = 0; j < count;) {
             const size_t ty = (first + j) / tiles_w, tx0 = (first + j) % tiles_w;
-            const size_t run = tiles_w - tx0 < count - j ? tiles_w - tx0 : count - j;
+            const size_t run = row_run(first + j, tiles_w, count - j);
             const size_t x0 = 2 * tx0, columns = x0 + 2 * run < out_w ? 2 * run : out_w - x0;
             for (size_t dy = 0; dy < 2 && 2 * ty + dy < out_h; dy++) {
                 const size_t at = (2 * ty + dy) * out_w + x0;

@@ -128,18 +128,15 @@ def test_conv_with_computed_filter_and_bias():
     check({"x": x, "w": w, "b": b}, ["y = conv(x, w, b, padding = [(1, 1), (1, 1)]);"], expected)
 
 
-def test_conv_k_slices_residual_relu_fused():
-    # the residual is accumulated before the first slice, the clamp after the last
-    x, w, b, r = rand(1, 90, 12, 11), rand(64, 90, 3, 3) / 9, rand(64), rand(1, 64, 12, 11)
-    conv = ref_conv(x, w, b, [(1, 1), (1, 1)], [1, 1], [1, 1], 1)
-    check({"x": x, "r": r},
-          ["c = conv(x, w, b, padding = [(1, 1), (1, 1)]);", "d = add(c, r);", "y = relu(d);"],
-          np.maximum(conv + r, 0), {"w": w, "b": b})
-
-
-def test_conv_winograd_residual_relu_fused():
-    # the residual and the clamp are applied in the output transform
-    x, w, b, r = rand(1, 256, 14, 14), rand(128, 256, 3, 3) / 16, rand(128), rand(1, 128, 14, 14)
+@pytest.mark.parametrize("path, cin, cout, size, scale", [
+    # K slices: the residual accumulated before the first slice, the clamp after the last
+    ("k-slices", 90, 64, (12, 11), 9),
+    # Winograd: the residual and the clamp applied in the output transform
+    ("winograd", 256, 128, (14, 14), 16),
+])
+def test_conv_residual_relu_fused(path, cin, cout, size, scale):
+    x, w, b = rand(1, cin, *size), rand(cout, cin, 3, 3) / scale, rand(cout)
+    r = rand(1, cout, *size)
     conv = ref_conv(x, w, b, [(1, 1), (1, 1)], [1, 1], [1, 1], 1)
     check({"x": x, "r": r},
           ["c = conv(x, w, b, padding = [(1, 1), (1, 1)]);", "d = add(c, r);", "y = relu(d);"],
