@@ -104,13 +104,19 @@ static ALWAYS_INLINE void cursor_copy(panel_cursor *c, const float *plane, int64
 #define RUN_SLACK 8
 
 /* n floats from src (every s-th when s > 1) to dst: short runs (an image row) in fixed
- * blocks the compiler inlines as vector moves, with no tail loop. */
+ * blocks the compiler inlines as vector moves, with no tail loop; stride 2 its own loop. */
 static ALWAYS_INLINE void copy_run(float *restrict dst, const float *restrict src, int64_t s,
                                    int64_t n)
 {
     if (s == 1) {
         for (int64_t i = 0; i < n; i += RUN_SLACK)
             memcpy(dst + i, src + i, RUN_SLACK * sizeof(float));
+        return;
+    }
+    if (s == 2) { /* a constant stride the compiler vectorises (two loads, one shuffle):
+                   * ResNet50's 3×3 128 -> 128 stride-2 conv 0.93-0.95x the time on x86 */
+        for (int64_t i = 0; i < n; i++)
+            dst[i] = src[2 * i];
         return;
     }
     for (int64_t i = 0; i < n; i++)
