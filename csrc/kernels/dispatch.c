@@ -163,7 +163,7 @@ const size_t ember_f32_dwconv_kernel_count =
 
 #define EMBER_F32_WINOGRAD_ENTRY(suffix, isa)                                              \
     {"f32_winograd__" #suffix, isa, ember_f32_winograd_input__##suffix,                    \
-     ember_f32_winograd_output__##suffix},
+     ember_f32_winograd_output__##suffix, ember_f32_winograd_filter__##suffix},
 const ember_f32_winograd_kernel ember_f32_winograd_kernels[] = {
     EMBER_F32_WINOGRAD_KERNELS(EMBER_F32_WINOGRAD_ENTRY)
 };

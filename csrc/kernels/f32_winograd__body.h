@@ -68,7 +68,66 @@ static inline void winograd_output_body(size_t n, const float *restrict m, size_
     }
 }
 
-/* The two entry points of a kernel file, for its ISA suffix. */
+/* U = G g Gᵀ of n ≤ RUN elements: g's rows combined first (G g: rows 0 and 3 are g's rows 0
+ * and 2, rows 1 and 2 halved sums), then each of those rows' columns (· Gᵀ, the same
+ * combination), all in registers; the halvings are exact. One restrict pointer per
+ * output: with a stride alone the compiler cannot tell the outputs apart and leaves the
+ * loop scalar. */
+static inline void winograd_filter_run(size_t n, const float *restrict g, float *restrict u0,
+                                       float *restrict u1, float *restrict u2,
+                                       float *restrict u3, float *restrict u4,
+                                       float *restrict u5, float *restrict u6,
+                                       float *restrict u7, float *restrict u8,
+                                       float *restrict u9, float *restrict u10,
+                                       float *restrict u11, float *restrict u12,
+                                       float *restrict u13, float *restrict u14,
+                                       float *restrict u15)
+{
+    enum { RUN = EMBER_F32_WINOGRAD_FILTER_RUN };
+    for (size_t e = 0; e < n; e++) {
+        const float t0 = g[e], t1 = g[RUN + e], t2 = g[2 * RUN + e];
+        const float t3 = g[3 * RUN + e], t4 = g[4 * RUN + e], t5 = g[5 * RUN + e];
+        const float t6 = g[6 * RUN + e], t7 = g[7 * RUN + e], t8 = g[8 * RUN + e];
+        const float a0 = 0.5f * (t0 + t3 + t6), b0 = 0.5f * (t0 - t3 + t6); /* G g, rows 1, 2 */
+        const float a1 = 0.5f * (t1 + t4 + t7), b1 = 0.5f * (t1 - t4 + t7);
+        const float a2 = 0.5f * (t2 + t5 + t8), b2 = 0.5f * (t2 - t5 + t8);
+        u0[e] = t0;
+        u1[e] = 0.5f * (t0 + t1 + t2);
+        u2[e] = 0.5f * (t0 - t1 + t2);
+        u3[e] = t2;
+        u4[e] = a0;
+        u5[e] = 0.5f * (a0 + a1 + a2);
+        u6[e] = 0.5f * (a0 - a1 + a2);
+        u7[e] = a2;
+        u8[e] = b0;
+        u9[e] = 0.5f * (b0 + b1 + b2);
+        u10[e] = 0.5f * (b0 - b1 + b2);
+        u11[e] = b2;
+        u12[e] = t6;
+        u13[e] = 0.5f * (t6 + t7 + t8);
+        u14[e] = 0.5f * (t6 - t7 + t8);
+        u15[e] = t8;
+    }
+}
+
+/* GCC splits a plain copy out of the run's loop as a memmove call */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("no-tree-loop-distribute-patterns")))
+#endif
+static inline void winograd_filter_body(size_t n, const float *g, float *u, size_t u_stride)
+{
+    enum { RUN = EMBER_F32_WINOGRAD_FILTER_RUN };
+    for (size_t e0 = 0; e0 < n; e0 += RUN, g += 9 * RUN) {
+        float *o = u + e0;
+        const size_t s = u_stride;
+        winograd_filter_run(n - e0 < RUN ? n - e0 : RUN, g, o, o + s, o + 2 * s, o + 3 * s,
+                            o + 4 * s, o + 5 * s, o + 6 * s, o + 7 * s, o + 8 * s, o + 9 * s,
+                            o + 10 * s, o + 11 * s, o + 12 * s, o + 13 * s, o + 14 * s,
+                            o + 15 * s);
+    }
+}
+
+/* The three entry points of a kernel file, for its ISA suffix. */
 #define EMBER_F32_WINOGRAD_DEFINE(suffix)                                                  \
     void ember_f32_winograd_input__##suffix(size_t n, const float *const rows[4], float *v, \
                                             size_t v_stride)                               \
@@ -79,6 +138,11 @@ static inline void winograd_output_body(size_t n, const float *restrict m, size_
                                              float bias, float *y)                         \
     {                                                                                      \
         winograd_output_body(n, m, m_stride, bias, y);                                     \
+    }                                                                                      \
+    void ember_f32_winograd_filter__##suffix(size_t n, const float *g, float *u,          \
+                                             size_t u_stride)                              \
+    {                                                                                      \
+        winograd_filter_body(n, g, u, u_stride);                                           \
     }
 
 #endif /* EMBER_KERNELS_F32_WINOGRAD_BODY_H */

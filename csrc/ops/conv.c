@@ -435,11 +435,9 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
                                                 filter_bytes + sizeof(float), &fresh);
         if (p->packed_filter == NULL)
             return ember_node_error(node, EMBER_ERROR_MEMORY, "out of memory packing the filter");
-        if (fresh && p->winograd) {
-            if (ember_conv_winograd_pack_filter(p, w->constant, p->packed_filter) != 0)
-                return ember_node_error(node, EMBER_ERROR_MEMORY,
-                                        "out of memory transforming the filter");
-        } else if (fresh && filter_as_b)
+        if (fresh && p->winograd)
+            ember_conv_winograd_pack_filter(p, w->constant, p->packed_filter);
+        else if (fresh && filter_as_b)
             ember_conv_pack_filter_as_b(p, w->constant, p->packed_filter);
         else if (fresh)
             pack_filter(p, w->constant, p->packed_filter);

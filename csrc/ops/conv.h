@@ -49,9 +49,10 @@ typedef struct conv_prepared {
                                          [lo, hi] whose input is inside (valid_range, whose
                                          divisions cost more than a small conv's copies) */
     int winograd;                     /* 3×3 stride 1, constant filter: F(2×2, 3×3)
-                                         (conv_winograd.c), the filter transformed as 16
-                                         packed A operands */
+                                         (conv_winograd.c), the filter packed as 9 A
+                                         operands, one per tap */
     int64_t winograd_block;           /* tiles (2×2 output blocks) per pass, multiple of nr */
+    int64_t winograd_rows;            /* output channels per filter transform, multiple of mr */
     const ember_f32_winograd_kernel *winograd_kernel; /* its transforms */
     int implicit;                     /* 2-d k×k: B read in place from a padded band of input
                                          rows in stride phases (conv_implicit.c), no im2col */
@@ -160,14 +161,13 @@ void ember_conv_few_pixels_run(const conv_prepared *p, const float *in, const fl
                                float *scratch);
 
 /* Winograd F(2×2, 3×3) (conv_winograd.c): whether the conv qualifies and pays; at
- * prepare, p->winograd_block and *scratch_bytes; the packed filter's floats per group and
- * its packing (0, or -1 out of memory); the run of one group of one image (residual: that
- * group's part, or NULL). */
+ * prepare, its blocks and *scratch_bytes; the packed filter's floats per group and its
+ * packing; the run of one group of one image (residual: that group's part, or NULL). */
 int ember_conv_winograd_pays(const conv_prepared *p);
 void ember_conv_winograd_prepare(conv_prepared *p, const ember_f32_winograd_kernel *kernel,
                                  size_t *scratch_bytes);
 size_t ember_conv_winograd_filter_floats(const conv_prepared *p);
-int ember_conv_winograd_pack_filter(const conv_prepared *p, const float *filter, float *packed);
+void ember_conv_winograd_pack_filter(const conv_prepared *p, const float *filter, float *packed);
 void ember_conv_winograd_run(const conv_prepared *p, const float *in, const float *filter,
                              const float *bias, const float *residual, float *out,
                              float *scratch);

@@ -13,18 +13,23 @@
  *        | 0  1  0 -1 |        | 0    0    1   |
  *
  * Summed over input channels, each of the 16 positions ξ of the transformed 4×4 is a GEMM:
- * M_ξ (out channels × tiles) = U_ξ (out × in channels, the filter transformed once, at
- * prepare) · V_ξ (in channels × tiles, the input transformed per run). So a run, per block
- * of tiles: transform the input straight into 16 packed B operands, run the 16 GEMMs on
- * the kernel of this build, and transform their results back into 2×2 outputs with the
- * bias, a residual and the clamp. The transforms are adds and halvings only (exact scales),
- * so the result differs from the direct sum by rounding alone (about 1e-6 of the largest
- * output against onnxruntime on 3×3 convs of 64 to 256 channels; the tests hold it to
- * the direct paths' tolerance).
+ * M_ξ (out channels × tiles) = U_ξ (out × in channels) · V_ξ (in channels × tiles). So a
+ * run, per block of tiles: transform the input straight into 16 packed B operands; then,
+ * per block of output channels, transform their filter rows into 16 packed A operands
+ * (U = G g Gᵀ, from the 3×3 filter packed at prepare as 9 A operands, one per tap), run
+ * the 16 GEMMs on the kernel of this build, and transform their results back into 2×2
+ * outputs with the bias, a residual and the clamp. The transforms are adds and exact
+ * halvings, so the result differs from the direct sum by rounding alone (about 1e-6 of
+ * the largest output against onnxruntime on 3×3 convs of 64 to 256 channels; the tests
+ * hold it to the direct paths' tolerance).
  *
- * Cost: the transforms are O(channels × tiles × 16) adds beside the GEMMs'
- * O(in × out × tiles × 16) multiply-adds, so the form pays from a few tens of channels on
- * (see winograd_cost_pays). The transformed filter is 16/9 the size of the 3×3 one.
+ * Cost: the input and output transforms are O(channels × tiles × 16) adds beside the
+ * GEMMs' O(in × out × tiles × 16) multiply-adds, so the form pays from a few tens of
+ * channels on (see winograd_cost_pays). The filter's transform, O(in × out × 16) per
+ * block of tiles, is repeated each run rather than kept: kept, the transformed filter
+ * took 16/9 the 3×3 one's memory (ResNet50's peak 113 -> 145 MB), and it costs little
+ * beside a block's GEMMs (their rows of A are read from memory either way: 9 floats
+ * per channel pair now instead of 16).
  */
 #include <math.h>
 #include <stdint.h>
@@ -37,6 +42,9 @@
  * 512 KiB and 1 or 4 MiB ran alike on x86 (ResNet50 0.99x / 1.01x, VGG19 1.00x, one
  * process alternating), and the smaller takes less arena (Inception v2 4.9 -> 4.5 MB). */
 #define BLOCK_BYTES (512 * 1024)
+/* Bytes of the 16 transformed filter rows of one block of output channels (at least one
+ * panel of the GEMM's rows): read by its 16 GEMMs from L2. */
+#define FILTER_BLOCK_BYTES (128 * 1024)
 
 static size_t tiles_of(const conv_prepared *p)
 {
@@ -90,15 +98,34 @@ int ember_conv_winograd_pays(const conv_prepared *p)
                               ceil((double)p->out_pixels / nr) * nr);
 }
 
-/* Packed A floats of one U_ξ; a group's filter is 16 of them. */
-static size_t u_floats(const conv_prepared *p)
+/* Packed A floats of `rows` output channels' filter rows (one U_ξ of a block of them). */
+static size_t a_floats(const conv_prepared *p, size_t rows)
 {
-    return ember_f32_packed_a_floats(p->kernel->mr, (size_t)p->group_out, (size_t)p->group_in);
+    return ember_f32_packed_a_floats(p->kernel->mr, rows, (size_t)p->group_in);
+}
+
+/* One packed A panel's elements (mr rows × the input channels), and the floats of its 9
+ * taps as prepared: interleaved in runs of EMBER_F32_WINOGRAD_FILTER_RUN, the last run
+ * padded (kernels.h). */
+static size_t panel_elements(const conv_prepared *p)
+{
+    return p->kernel->mr * (size_t)p->group_in;
+}
+
+static size_t panel_floats(const conv_prepared *p)
+{
+    const size_t run = EMBER_F32_WINOGRAD_FILTER_RUN;
+    return (panel_elements(p) + run - 1) / run * 9 * run;
+}
+
+static size_t panels_of(const conv_prepared *p)
+{
+    return ((size_t)p->group_out + p->kernel->mr - 1) / p->kernel->mr;
 }
 
 size_t ember_conv_winograd_filter_floats(const conv_prepared *p)
 {
-    return 16 * u_floats(p);
+    return panels_of(p) * panel_floats(p);
 }
 
 /* Packed B floats of one V_ξ of a block of `tiles`. */
@@ -122,52 +149,58 @@ static size_t work_floats(const conv_prepared *p)
     return input > output ? input : output;
 }
 
+/* Output channels per filter transform: whole panels of the GEMM's rows, their 16 U_ξ
+ * near FILTER_BLOCK_BYTES, no more than the group has. */
+static int64_t filter_rows(const conv_prepared *p)
+{
+    const int64_t mr = (int64_t)p->kernel->mr;
+    const int64_t all = (p->group_out + mr - 1) / mr * mr;
+    int64_t rows = FILTER_BLOCK_BYTES / (16 * (int64_t)sizeof(float) * p->group_in) / mr * mr;
+    rows = rows < mr ? mr : rows;
+    return rows < all ? rows : all;
+}
+
+/* Floats between the U_ξ: whole cache lines, and not a multiple of 4 KiB (16 runs that
+ * far apart would share L1 sets). */
+static size_t u_stride(const conv_prepared *p)
+{
+    return (a_floats(p, (size_t)p->winograd_rows) + 15) / 16 * 16 + 16;
+}
+
+/* Scratch: [V: 16 packed B of a block of tiles][M: 16 results of a block of output
+ * channels × tiles][U: 16 packed A of a block of output channels][work]. */
 void ember_conv_winograd_prepare(conv_prepared *p, const ember_f32_winograd_kernel *kernel,
                                  size_t *scratch_bytes)
 {
     p->winograd_kernel = kernel;
+    p->winograd_rows = filter_rows(p);
     const size_t nr = p->kernel->nr, all = (tiles_of(p) + nr - 1) / nr * nr;
-    const size_t per_tile = 16 * (size_t)(p->group_in + p->group_out) * sizeof(float);
+    const size_t per_tile = 16 * (size_t)(p->group_in + p->winograd_rows) * sizeof(float);
     size_t block = BLOCK_BYTES / per_tile / nr * nr;
     block = block < 2 * nr ? 2 * nr : block; /* two panels at least: the GEMM's tiles */
     p->winograd_block = (int64_t)(block < all ? block : all);
     *scratch_bytes = (16 * v_floats(p, (size_t)p->winograd_block) +
-                      16 * (size_t)(p->group_out * p->winograd_block) + work_floats(p)) *
+                      16 * (size_t)(p->winograd_rows * p->winograd_block) +
+                      16 * u_stride(p) + work_floats(p)) *
                      sizeof(float);
 }
 
-/* U_ξ = G g Gᵀ of every (out, in) channel pair of each group, packed as 16 A operands. */
-int ember_conv_winograd_pack_filter(const conv_prepared *p, const float *filter, float *packed)
+/* The 3×3 filter of each group as 9 packed A operands, one per tap, panel by panel and
+ * within a panel interleaved in runs (the filter transform's input, kernels.h): a block
+ * of output channels' taps is then one stream. */
+void ember_conv_winograd_pack_filter(const conv_prepared *p, const float *filter, float *packed)
 {
-    const size_t pairs = (size_t)(p->group_out * p->group_in);
-    float *u = malloc(16 * pairs * sizeof(float) + 1);
-    if (u == NULL)
-        return -1;
-    for (int64_t g = 0; g < p->groups; g++) {
-        for (size_t pair = 0; pair < pairs; pair++) {
-            const float *t = filter + ((size_t)g * pairs + pair) * 9;
-            float gg[4][3]; /* G g */
-            for (int j = 0; j < 3; j++) {
-                gg[0][j] = t[j];
-                gg[1][j] = 0.5f * (t[j] + t[3 + j] + t[6 + j]);
-                gg[2][j] = 0.5f * (t[j] - t[3 + j] + t[6 + j]);
-                gg[3][j] = t[6 + j];
+    const size_t run = EMBER_F32_WINOGRAD_FILTER_RUN, mr = p->kernel->mr;
+    const size_t ci = (size_t)p->group_in, co = (size_t)p->group_out;
+    const size_t elements = panel_elements(p), padded = panel_floats(p) / 9;
+    for (int64_t g = 0; g < p->groups; g++, filter += co * ci * 9)
+        for (size_t panel = 0; panel < panels_of(p); panel++, packed += panel_floats(p))
+            for (size_t e = 0; e < padded; e++) { /* e = channel · mr + row */
+                const size_t o = panel * mr + e % mr, c = e / mr;
+                const float *taps = e < elements && o < co ? filter + (o * ci + c) * 9 : NULL;
+                for (size_t t = 0; t < 9; t++)
+                    packed[e / run * 9 * run + t * run + e % run] = taps ? taps[t] : 0.0f;
             }
-            for (int i = 0; i < 4; i++) { /* (G g) Gᵀ, row i */
-                u[(4 * i + 0) * pairs + pair] = gg[i][0];
-                u[(4 * i + 1) * pairs + pair] = 0.5f * (gg[i][0] + gg[i][1] + gg[i][2]);
-                u[(4 * i + 2) * pairs + pair] = 0.5f * (gg[i][0] - gg[i][1] + gg[i][2]);
-                u[(4 * i + 3) * pairs + pair] = gg[i][2];
-            }
-        }
-        for (int xi = 0; xi < 16; xi++)
-            ember_f32_pack_a(p->kernel->mr, (size_t)p->group_out, (size_t)p->group_in,
-                             u + (size_t)xi * pairs, (size_t)p->group_in, 1,
-                             packed + (size_t)g * ember_conv_winograd_filter_floats(p) +
-                                 (size_t)xi * u_floats(p));
-    }
-    free(u);
-    return 0;
 }
 
 /* Tiles from `tile` to the end of its row of tiles, at most `left`: the transforms go a
@@ -263,18 +296,18 @@ static void store_row(const float *restrict even, const float *restrict odd, siz
         row[n - 1] = ember_conv_clamp(even[pairs], min, max);
 }
 
-/* Aᵀ M A of tiles [first, first + count) of every output channel (M_ξ: out channels ×
- * count), plus bias and residual, clamped, into the output planes; a tile's second row
- * or column past the image's edge is dropped. `y` holds 4 · count floats. */
-static void transform_output(const conv_prepared *p, const float *m, size_t first,
-                             size_t count, const float *bias, const float *residual, float *out,
-                             float *y)
+/* Aᵀ M A of tiles [first, first + count) of output channels [o0, o0 + rows) (M_ξ: rows ×
+ * count, each m_stride floats), plus bias and residual, clamped, into the output planes;
+ * a tile's second row or column past the image's edge is dropped. `y` holds 4 · count
+ * floats. */
+static void transform_output(const conv_prepared *p, const float *m, size_t m_stride,
+                             int64_t o0, int64_t rows, size_t first, size_t count,
+                             const float *bias, const float *residual, float *out, float *y)
 {
     const size_t tiles_w = (size_t)(p->out_dims[1] + 1) / 2;
     const size_t out_h = (size_t)p->out_dims[0], out_w = (size_t)p->out_dims[1];
-    for (int64_t o = 0; o < p->group_out; o++) {
-        p->winograd_kernel->output(count, m + (size_t)o * count, (size_t)p->group_out * count,
-                                   bias[o], y);
+    for (int64_t o = o0; o < o0 + rows; o++) {
+        p->winograd_kernel->output(count, m + (size_t)(o - o0) * count, m_stride, bias[o], y);
         float *plane = out + o * p->out_pixels;
         const float *res = residual ? residual + o * p->out_pixels : NULL;
         for (size_t j = 0; j < count;) {
@@ -291,23 +324,76 @@ static void transform_output(const conv_prepared *p, const float *m, size_t firs
     }
 }
 
+/* Part `part` of `parts` of `bytes` from `from`, asked into L2 ahead of its use. */
+static void prefetch_part(const void *from, size_t bytes, size_t part, size_t parts)
+{
+#if defined(__GNUC__)
+    for (size_t at = part * bytes / parts / 64 * 64; at < (part + 1) * bytes / parts; at += 64)
+        __builtin_prefetch((const char *)from + at, 0, 2);
+#else
+    (void)from, (void)bytes, (void)part, (void)parts;
+#endif
+}
+
+/* Output channels [o0, o0 + rows)'s 3×3 filter rows into the 16 U_ξ: a panel at a time
+ * (each panel's 9 taps are one stream, kernels.h). */
+static void transform_filter(const conv_prepared *p, const float *filter, int64_t o0,
+                             int64_t rows, float *u)
+{
+    const size_t mr = p->kernel->mr, panels = ((size_t)rows + mr - 1) / mr;
+    for (size_t panel = 0; panel < panels; panel++)
+        p->winograd_kernel->filter(panel_elements(p),
+                                   filter + ((size_t)o0 / mr + panel) * panel_floats(p),
+                                   u + panel * panel_elements(p), u_stride(p));
+}
+
+/*
+ * One block of tiles, its input transformed into v: per block of output channels, their
+ * filter rows transformed into u, the 16 GEMMs into m, the outputs transformed back.
+ * While the GEMMs run, the next block's filter rows are prefetched, a sixteenth before
+ * each GEMM: the transform streams them from memory, where the 16 GEMMs cannot hide the
+ * misses as they did when they streamed a transformed filter kept whole (a 3×3 512 ->
+ * 512 conv at 7×7, whose 16 tiles use each filter row 16 times: 0.87x the time with it).
+ */
+static void run_block(const conv_prepared *p, const float *filter, const float *v,
+                      size_t v_stride, size_t first, size_t count, const float *bias,
+                      const float *residual, float *out, float *m, float *u, float *work)
+{
+    const ember_f32_gemm_params plain = {NULL, NULL, 0, -INFINITY, INFINITY};
+    const size_t k = (size_t)p->group_in, mr = p->kernel->mr;
+    const int64_t step = p->winograd_rows;
+    for (int64_t o0 = 0; o0 < p->group_out; o0 += step) {
+        const int64_t rows = p->group_out - o0 < step ? p->group_out - o0 : step;
+        const int64_t next_rows = p->group_out - o0 - rows < step ? p->group_out - o0 - rows
+                                                                  : step;
+        const float *next = filter + (size_t)(o0 + rows) / mr * panel_floats(p);
+        const size_t next_bytes = ((size_t)next_rows + mr - 1) / mr * panel_floats(p) *
+                                  sizeof(float);
+        const size_t m_stride = (size_t)rows * count;
+        transform_filter(p, filter, o0, rows, u);
+        for (size_t xi = 0; xi < 16; xi++) {
+            prefetch_part(next, next_bytes, xi, 16);
+            ember_f32_gemm_packed(p->kernel, (size_t)rows, count, k, u + xi * u_stride(p),
+                                  v + xi * v_stride, m + xi * m_stride, count * sizeof(float),
+                                  &plain);
+        }
+        transform_output(p, m, m_stride, o0, rows, first, count, bias, residual, out, work);
+    }
+}
+
 void ember_conv_winograd_run(const conv_prepared *p, const float *in, const float *filter,
                              const float *bias, const float *residual, float *out,
                              float *scratch)
 {
     const size_t block = (size_t)p->winograd_block, tiles = tiles_of(p);
     const size_t v_stride = v_floats(p, block);
-    float *v = scratch, *m = v + 16 * v_stride, *work = m + 16 * (size_t)p->group_out * block;
-    const ember_f32_gemm_params plain = {NULL, NULL, 0, -INFINITY, INFINITY};
+    float *v = scratch, *m = v + 16 * v_stride;
+    float *u = m + 16 * (size_t)(p->winograd_rows * p->winograd_block);
+    float *work = u + 16 * u_stride(p);
     for (size_t first = 0; first < tiles; first += block) {
         const size_t count = tiles - first < block ? tiles - first : block;
         transform_input(p, in, first, count, v, v_stride, work);
         zero_last_lanes(p, count, v, v_stride);
-        for (size_t xi = 0; xi < 16; xi++)
-            ember_f32_gemm_packed(p->kernel, (size_t)p->group_out, count, (size_t)p->group_in,
-                                  filter + xi * u_floats(p), v + xi * v_stride,
-                                  m + xi * (size_t)p->group_out * count, count * sizeof(float),
-                                  &plain);
-        transform_output(p, m, first, count, bias, residual, out, work);
+        run_block(p, filter, v, v_stride, first, count, bias, residual, out, m, u, work);
     }
 }

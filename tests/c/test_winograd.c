@@ -1,13 +1,15 @@
 /*
  * test_winograd — every f32_winograd kernel of this build that the CPU can run (the
- * Winograd F(2×2, 3×3) input and output transforms, kernels.h) against a double-precision
- * evaluation of the matrix products Bᵀ d B and Aᵀ M A, and bit for bit against the scalar
- * kernel (adds and subtracts in one order: any build gives the same bits).
+ * Winograd F(2×2, 3×3) input, output and filter transforms, kernels.h) against a
+ * double-precision evaluation of the matrix products Bᵀ d B, Aᵀ M A and G g Gᵀ, and bit
+ * for bit against the scalar kernel (adds, subtracts and halvings in one order: any build
+ * gives the same bits).
  *
- * For every n in 0..MAX_N (below, at and above every vector width and the input's
- * chunk of 32 tiles): random rows, each ending exactly at a PROT_NONE page after the
- * 2n + 2 floats it may read; outputs with strides wider than n between sentinels (a
- * write outside the 16 (input) or 4 (output) runs of n is caught). Prints the dispatch
+ * For every n in 0..MAX_N (below, at and above every vector width, the input's chunk
+ * of 32 tiles and the filter's run of 32 elements): random inputs, each ending exactly
+ * at a PROT_NONE page after the floats it may read (the input's 2n + 2 per row, the
+ * filter's whole runs); outputs with strides wider than n between sentinels (a write
+ * outside the 16 (input, filter) or 4 (output) runs of n is caught). Prints the dispatch
  * choice ("dispatch: f32_winograd -> name"), then "N passed, M failed"; exits 1 on any
  * failure.
  */
@@ -133,6 +135,40 @@ static void test_output(const ember_f32_winograd_kernel *k, const ember_f32_wino
     free(z);
 }
 
+static const double G[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+
+static void test_filter(const ember_f32_winograd_kernel *k, const ember_f32_winograd_kernel *ref,
+                        size_t n)
+{
+    enum { RUN = EMBER_F32_WINOGRAD_FILTER_RUN };
+    const size_t g_floats = (n + RUN - 1) / RUN * 9 * RUN, stride = n + GAP;
+    float *g = guarded(g_floats);
+    for (size_t i = 0; i < g_floats; i++)
+        g[i] = random_float();
+    float *u = malloc(16 * stride * sizeof(float) + 1), *w = malloc(16 * stride * sizeof(float) + 1);
+    for (size_t i = 0; i < 16 * stride; i++)
+        u[i] = w[i] = SENTINEL;
+    k->filter(n, g, u, stride);
+    ref->filter(n, g, w, stride);
+    int close = 1;
+    for (size_t e = 0; e < n; e++)
+        for (int a = 0; a < 4; a++)
+            for (int b = 0; b < 4; b++) {
+                double sum = 0.0; /* G g Gᵀ, tap (i, j) of element e in its run */
+                for (int i = 0; i < 3; i++)
+                    for (int j = 0; j < 3; j++)
+                        sum += G[a][i] * g[e / RUN * 9 * RUN + (size_t)(3 * i + j) * RUN + e % RUN] *
+                               G[b][j];
+                close &= fabs(u[(size_t)(4 * a + b) * stride + e] - sum) <= 1e-5 * 4;
+            }
+    check(close, k->name, "filter transform against G g Gᵀ", n);
+    check(memcmp(u, w, 16 * stride * sizeof(float)) == 0, k->name,
+          "filter transform: not the scalar kernel's bits", n);
+    check(sentinels_kept(u, 16, n, stride), k->name, "filter transform wrote outside its runs", n);
+    free(u);
+    free(w);
+}
+
 int main(void)
 {
     const ember_kernel_config *config = ember_kernel_config_get();
@@ -163,6 +199,7 @@ int main(void)
             for (size_t j = 0; j < 16 * m_stride; j++)
                 m[j] = random_float();
             test_output(k, ref, n, m, m_stride);
+            test_filter(k, ref, n);
         }
         printf("%s (%s): n 0..%d, %d failed\n", k->name, ember_isa_name(k->isa), MAX_N,
                failed - before);

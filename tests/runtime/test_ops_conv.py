@@ -143,9 +143,10 @@ def test_conv_residual_relu_fused(path, cin, cout, size, scale):
           np.maximum(conv + r, 0), {"w": w, "b": b})
 
 
-def test_conv_winograd_turned_off_keeps_the_plain_filter(monkeypatch, tmp_path):
-    # EMBER_WINOGRAD=0 (read at prepare): the filter packed as is, 9/16 the bytes of the
-    # transformed one, and the same result up to rounding
+def test_conv_winograd_keeps_the_filter_size_and_turns_off(monkeypatch, tmp_path):
+    # Winograd keeps the 3x3 filter (transformed per run, not 16/9 of it kept);
+    # EMBER_WINOGRAD=0 (read at prepare) turns it off: the direct sum, whose rounding
+    # differs, both within tolerance of the reference
     ember = pytest.importorskip("ember")
     from test_ops import write_plan
     x, w = rand(1, 256, 14, 14), rand(128, 256, 3, 3) / 16
@@ -160,7 +161,8 @@ def test_conv_winograd_turned_off_keeps_the_plain_filter(monkeypatch, tmp_path):
     expected = ref_conv(x, w, np.zeros(1), [(1, 1), (1, 1)], [1, 1], [1, 1], 1)
     for setting in outputs:
         np.testing.assert_allclose(outputs[setting], expected, rtol=RTOL, atol=ATOL)
-    assert packed["0"] >= w.nbytes and packed["1"] >= packed["0"] * 16 / 9 * 0.99, packed
+    assert not np.array_equal(outputs["1"], outputs["0"])
+    assert w.nbytes <= packed["1"] <= w.nbytes * 1.05 and packed["0"] >= w.nbytes, packed
 
 
 def test_conv_relu_fused():
