@@ -3,7 +3,7 @@
  * loops over tiles for the compiler to vectorise: included by generic/f32_winograd__scalar.c
  * (the reference, built with the baseline flags: SSE2 on x86-64, NEON on aarch64) and by
  * x86/f32_winograd__avx2_fma.c (the same loops at eight floats a vector). The transforms
- * are adds and subtracts only, in one order, so every build gives the same bits.
+ * are adds, subtracts and exact halvings, in one order, so every build gives the same bits.
  */
 #ifndef EMBER_KERNELS_F32_WINOGRAD_BODY_H
 #define EMBER_KERNELS_F32_WINOGRAD_BODY_H

@@ -42,6 +42,12 @@
  * 512 KiB and 1 or 4 MiB ran alike on x86 (ResNet50 0.99x / 1.01x, VGG19 1.00x, one
  * process alternating), and the smaller takes less arena (Inception v2 4.9 -> 4.5 MB). */
 #define BLOCK_BYTES (512 * 1024)
+/* Tiles per block at least, past BLOCK_BYTES if need be: each block transforms the whole
+ * filter again (about 20 aarch64 instructions per channel pair, against 16 · tiles
+ * multiply-adds), so a 3×3 256 -> 256 conv at 14×14 in blocks of 24 tiles counted 27.0M
+ * instructions on a Cortex-A76 against 23.6M in one block of 49 (and ran 0.87x the time
+ * on x86 in one block; ResNet50 0.99x, Inception v2 0.99x). */
+#define MIN_BLOCK_TILES 64
 /* Bytes of the 16 transformed filter rows of one block of output channels (at least one
  * panel of the GEMM's rows): read by its 16 GEMMs from L2. */
 #define FILTER_BLOCK_BYTES (128 * 1024)
@@ -51,16 +57,41 @@ static size_t tiles_of(const conv_prepared *p)
     return (size_t)((p->out_dims[0] + 1) / 2 * ((p->out_dims[1] + 1) / 2));
 }
 
+/* Output channels per filter transform: whole panels of the GEMM's rows, their 16 U_ξ
+ * near FILTER_BLOCK_BYTES, no more than the group has. */
+static int64_t filter_rows(const conv_prepared *p)
+{
+    const int64_t mr = (int64_t)p->kernel->mr;
+    const int64_t all = (p->group_out + mr - 1) / mr * mr;
+    int64_t rows = FILTER_BLOCK_BYTES / (16 * (int64_t)sizeof(float) * p->group_in) / mr * mr;
+    rows = rows < mr ? mr : rows;
+    return rows < all ? rows : all;
+}
+
+/* Tiles per block: their 16 V_ξ and a filter block's 16 results near BLOCK_BYTES, at
+ * least MIN_BLOCK_TILES, whole panels of the GEMM's columns, no more than there are. */
+static size_t block_tiles(const conv_prepared *p, int64_t rows)
+{
+    const size_t nr = p->kernel->nr, all = (tiles_of(p) + nr - 1) / nr * nr;
+    const size_t per_tile = 16 * (size_t)(p->group_in + rows) * sizeof(float);
+    const size_t least = (MIN_BLOCK_TILES + nr - 1) / nr * nr;
+    size_t block = BLOCK_BYTES / per_tile / nr * nr;
+    block = block < least ? least : block;
+    return block < all ? block : all;
+}
+
 /*
  * Whether it pays, by a cost per tile (2×2 outputs, tiles rounded to nr) against the
  * im2col or implicit GEMM's 9 · ci multiply-adds per output pixel (pixels rounded to
  * nr), ci and co the channels in and out of a group:
  *
- *   16 · tiles · (ci + FIXED + 20 · ci / co)  ≤  RATIO · 9 · pixels · ci
+ *   16 · tiles · (ci + FIXED + 20 · ci / co) + FILTER · ci · blocks  ≤  RATIO · 9 · pixels · ci
  *
  * FIXED and the ci / co term are the transforms and the round trip of the 16 GEMMs'
  * results through memory, per tile and output channel (an input transform serves co
- * GEMM rows: with few output channels it weighs more). Fitted on aarch64 instruction
+ * GEMM rows: with few output channels it weighs more); FILTER the filter's transform,
+ * per channel pair and block of tiles (about 20 instructions on aarch64, 4.5 cycles on
+ * x86: some 64 multiply-adds; it tips no conv of the model zoo). Fitted on aarch64 instruction
  * counts (Cortex-A76, Winograd / GEMM): 3×3 64 -> 64 at 56×56 0.69, 64 -> 192 at 56×56
  * 0.64, 128 -> 128 at 14×14 0.70, 128 -> 32 at 56×56 0.79 and at 28×28 0.86, 64 -> 256
  * at 13×13 0.86, 32 -> 128 at 27×27 0.91, 16 -> 64 at 55×55 1.14 (not taken); and on x86
@@ -70,17 +101,20 @@ static size_t tiles_of(const conv_prepared *p)
  * 64 -> 256 at 13×13 1.27 and 32 -> 128 at 27×27 1.40 (not taken), and with the
  * baseline's transforms 512 -> 512 at 28×28 0.62, 256 -> 256 at 56×56 0.66.
  */
+#define FILTER_COST 64.0
+
 static int winograd_cost_pays(const conv_prepared *p, double tiles, double pixels)
 {
     const int neon = p->kernel->isa == EMBER_ISA_NEON_AARCH64 ||
                      p->kernel->isa == EMBER_ISA_NEON_ARMV7;
     const double fixed = neon ? 20.0 : 40.0, ratio = neon ? 0.9 : 0.95;
     const double ci = (double)p->group_in, co = (double)p->group_out;
-    return 16.0 * tiles * (ci + fixed + 20.0 * ci / co) <= ratio * 9.0 * pixels * ci;
+    const double blocks = ceil(tiles / (double)block_tiles(p, filter_rows(p)));
+    return 16.0 * tiles * (ci + fixed + 20.0 * ci / co) + FILTER_COST * ci * blocks <=
+           ratio * 9.0 * pixels * ci;
 }
 
-/* EMBER_WINOGRAD=0 turns the form off, for boards where memory is scarcer than time: the
- * transformed filters are 16/9 the 3×3 ones (ResNet50's peak 113 -> 145 MB). */
+/* EMBER_WINOGRAD=0 turns the form off: the direct sums' rounding, or a comparison. */
 static int turned_off(void)
 {
     const char *value = getenv("EMBER_WINOGRAD");
@@ -149,17 +183,6 @@ static size_t work_floats(const conv_prepared *p)
     return input > output ? input : output;
 }
 
-/* Output channels per filter transform: whole panels of the GEMM's rows, their 16 U_ξ
- * near FILTER_BLOCK_BYTES, no more than the group has. */
-static int64_t filter_rows(const conv_prepared *p)
-{
-    const int64_t mr = (int64_t)p->kernel->mr;
-    const int64_t all = (p->group_out + mr - 1) / mr * mr;
-    int64_t rows = FILTER_BLOCK_BYTES / (16 * (int64_t)sizeof(float) * p->group_in) / mr * mr;
-    rows = rows < mr ? mr : rows;
-    return rows < all ? rows : all;
-}
-
 /* Floats between the U_ξ: whole cache lines, and not a multiple of 4 KiB (16 runs that
  * far apart would share L1 sets). */
 static size_t u_stride(const conv_prepared *p)
@@ -174,11 +197,7 @@ void ember_conv_winograd_prepare(conv_prepared *p, const ember_f32_winograd_kern
 {
     p->winograd_kernel = kernel;
     p->winograd_rows = filter_rows(p);
-    const size_t nr = p->kernel->nr, all = (tiles_of(p) + nr - 1) / nr * nr;
-    const size_t per_tile = 16 * (size_t)(p->group_in + p->winograd_rows) * sizeof(float);
-    size_t block = BLOCK_BYTES / per_tile / nr * nr;
-    block = block < 2 * nr ? 2 * nr : block; /* two panels at least: the GEMM's tiles */
-    p->winograd_block = (int64_t)(block < all ? block : all);
+    p->winograd_block = (int64_t)block_tiles(p, p->winograd_rows);
     *scratch_bytes = (16 * v_floats(p, (size_t)p->winograd_block) +
                       16 * (size_t)(p->winograd_rows * p->winograd_block) +
                       16 * u_stride(p) + work_floats(p)) *
