@@ -95,6 +95,30 @@ static inline void ember_conv_valid_range(int64_t offset, int64_t s, int64_t ext
         *hi = out_extent - 1;
 }
 
+/* dst[q] = src[q], q < n, for rows of a few to a few hundred floats: moves of fixed
+ * sizes (inlined as vector moves), the last one overlapping the one before, instead of a
+ * memcpy call, which cost more than the copy on 7-wide rows (a 3×3 depthwise conv of 960
+ * channels at 7×7 spent 30% of its time in memcpy). Never reads or writes outside [0, n). */
+static inline void ember_conv_copy_floats(float *restrict dst, const float *restrict src,
+                                          int64_t n)
+{
+    if (n >= 8) {
+        int64_t q = 0;
+        for (; q + 8 <= n; q += 8)
+            memcpy(dst + q, src + q, 8 * sizeof(float));
+        if (q < n)
+            memcpy(dst + n - 8, src + n - 8, 8 * sizeof(float));
+    } else if (n >= 4) {
+        memcpy(dst, src, 4 * sizeof(float));
+        memcpy(dst + n - 4, src + n - 4, 4 * sizeof(float));
+    } else if (n >= 2) {
+        memcpy(dst, src, 2 * sizeof(float));
+        memcpy(dst + n - 2, src + n - 2, 2 * sizeof(float));
+    } else if (n == 1) {
+        dst[0] = src[0];
+    }
+}
+
 /* dst[q] = src[q·s], q < n, for the phase planes of conv_implicit.c and
  * conv_depthwise.c: a branch per stride the compiler vectorises (stride 2 is a
  * deinterleave). */
@@ -102,7 +126,7 @@ static inline void ember_conv_copy_strided(float *restrict dst, const float *res
                                            int64_t n, int64_t s)
 {
     if (s == 1)
-        memcpy(dst, src, (size_t)n * sizeof(float));
+        ember_conv_copy_floats(dst, src, n);
     else if (s == 2)
         for (int64_t q = 0; q < n; q++)
             dst[q] = src[2 * q];

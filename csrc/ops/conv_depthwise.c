@@ -209,7 +209,7 @@ static void direct_channel(const conv_prepared *p, const float *in, const float 
         else
             p->dw_run(n, taps, src, filter, bias[o], wide, &params);
         for (int64_t r = 0; r < out_h; r++)
-            memcpy(out + r * out_w, wide + r * pitch, (size_t)out_w * sizeof(float));
+            ember_conv_copy_floats(out + r * out_w, wide + r * pitch, out_w);
     }
 }
 
