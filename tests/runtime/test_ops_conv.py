@@ -48,6 +48,12 @@ CONV_CASES = {
     "depthwise-valid": ((1, 3, 9, 8), (3, 1, 3, 3), 0, [(0, 0), (0, 0)], [1, 1], [1, 1]),
     "pointwise": ((2, 19, 7, 9), (23, 19, 1, 1), 1, [(0, 0), (0, 0)], [1, 1], [1, 1]),
     "pointwise-stride2": ((1, 5, 9, 9), (3, 5, 1, 1), 1, [(0, 0), (0, 0)], [2, 2], [1, 1]),
+    # 1x1 strided over many pixels: im2col rows read from the input planes in place (in
+    # blocks of pixels starting mid-image: 600 channels), but not when the rows are
+    # contiguous (stride 1 along them)
+    "pointwise-stride2x3-in-place": ((1, 600, 40, 37), (5, 600, 1, 1), 1, [(0, 0), (0, 0)],
+                                     [2, 3], [1, 1]),
+    "pointwise-stride3x1": ((1, 4, 30, 21), (6, 4, 1, 1), 1, [(0, 0), (0, 0)], [3, 1], [1, 1]),
     "auto-same-stride2": ((1, 3, 13, 10), (4, 3, 3, 3), 1, None, [2, 2], [1, 1]),
     "auto-same-even-kernel": ((1, 2, 7, 7), (3, 2, 4, 2), 1, None, [1, 1], [1, 1]),
     "conv1d": ((2, 3, 29), (5, 3, 4), 1, [(2, 1)], [3], [1]),
