@@ -183,11 +183,10 @@ static size_t work_floats(const conv_prepared *p)
     return input > output ? input : output;
 }
 
-/* Floats between the U_ξ: whole cache lines, and not a multiple of 4 KiB (16 runs that
- * far apart would share L1 sets). */
+/* Floats between the U_ξ (the filter transform writes all 16 at once). */
 static size_t u_stride(const conv_prepared *p)
 {
-    return (a_floats(p, (size_t)p->winograd_rows) + 15) / 16 * 16 + 16;
+    return ember_conv_padded_stride(a_floats(p, (size_t)p->winograd_rows));
 }
 
 /* Scratch: [V: 16 packed B of a block of tiles][M: 16 results of a block of output
