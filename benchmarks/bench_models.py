@@ -56,8 +56,10 @@ def engines(onnx_path, plan_path, shape):
     import tract
 
     def load_ember():
-        runnable = ember.load_model(plan_path).into_runnable()
-        runnable.run([np.zeros(shape, np.float32)])   # a symbolic plan prepares its binding
+        model = ember.load_model(plan_path)
+        runnable = model.into_runnable()   # a static plan is prepared here
+        if model.symbols:                  # a symbolic one at its first run, for its shapes
+            runnable.run([np.zeros(shape, np.float32)])
         return runnable
 
     def load_ort():
