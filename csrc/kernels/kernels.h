@@ -390,13 +390,16 @@ typedef struct ember_f32_winograd_kernel {
 } ember_f32_winograd_kernel;
 
 /* X(isa_suffix, isa): ember_f32_winograd_{input,output,filter}__<isa_suffix>, in the file
- * f32_winograd__<isa_suffix>.c. NEON has none of its own: the scalar build's loops are
- * vectorised for aarch64's NEON by the compiler (armv7's NEON is not IEEE, so GCC
- * leaves them scalar there). */
+ * f32_winograd__<isa_suffix>.c. aarch64 has none of its own: the scalar build's loops are
+ * vectorised for its NEON by the compiler. armv7's NEON is not IEEE (it flushes
+ * subnormals), so GCC leaves them scalar there: its kernel is written in intrinsics. */
 #define EMBER_F32_WINOGRAD_KERNELS_GENERIC(X) X(scalar, EMBER_ISA_SCALAR)
 #if defined(__x86_64__) || defined(_M_X64)
 #define EMBER_F32_WINOGRAD_KERNELS(X)                                                      \
     EMBER_F32_WINOGRAD_KERNELS_GENERIC(X) X(avx2_fma, EMBER_ISA_AVX2_FMA)
+#elif defined(__arm__) && defined(__ARM_NEON)
+#define EMBER_F32_WINOGRAD_KERNELS(X)                                                      \
+    EMBER_F32_WINOGRAD_KERNELS_GENERIC(X) X(neon_armv7, EMBER_ISA_NEON_ARMV7)
 #else
 #define EMBER_F32_WINOGRAD_KERNELS(X) EMBER_F32_WINOGRAD_KERNELS_GENERIC(X)
 #endif

@@ -91,9 +91,8 @@ static size_t block_tiles(const conv_prepared *p, int64_t rows)
  * results through memory, per tile and output channel (an input transform serves co
  * GEMM rows: with few output channels it weighs more); FILTER the filter's transform,
  * per channel pair and block of tiles (about 20 instructions on aarch64, 4.5 cycles on
- * x86: some 64 multiply-adds; it tips no conv of the model zoo there; on armv7, whose
- * transforms are scalar, it keeps 3×3 convs of 7×7 outputs direct). Fitted on aarch64 instruction
- * counts (Cortex-A76, Winograd / GEMM): 3×3 64 -> 64 at 56×56 0.69, 64 -> 192 at 56×56
+ * x86: some 64 multiply-adds; twice that on armv7; it tips no conv of the model zoo).
+ * Fitted on aarch64 instruction counts (Cortex-A76, Winograd / GEMM): 3×3 64 -> 64 at 56×56 0.69, 64 -> 192 at 56×56
  * 0.64, 128 -> 128 at 14×14 0.70, 128 -> 32 at 56×56 0.79 and at 28×28 0.86, 64 -> 256
  * at 13×13 0.86, 32 -> 128 at 27×27 0.91, 16 -> 64 at 55×55 1.14 (not taken); and on x86
  * times with the AVX2 transforms (one process preparing both, alternating runs, medians
@@ -102,11 +101,11 @@ static size_t block_tiles(const conv_prepared *p, int64_t rows)
  * 64 -> 256 at 13×13 1.27 and 32 -> 128 at 27×27 1.40 (not taken), and with the
  * baseline's transforms 512 -> 512 at 28×28 0.62, 256 -> 256 at 56×56 0.66.
  */
-/* FILTER in multiply-adds: vectorised transforms (x86, aarch64), and armv7's scalar ones
- * (81 instructions a channel pair: a 3×3 512 -> 512 conv at 7×7 counted 49.3M with
- * Winograd against 46.6M without, on a Cortex-A15; 256 -> 256 at 14×14 32.3M vs 46.4M) */
+/* FILTER in multiply-adds: x86 and aarch64, and armv7, whose transform takes about 50
+ * instructions a channel pair (16 q registers: its nine taps and six halved sums spill)
+ * against its GEMM's ~0.4 instructions a multiply-add */
 #define FILTER_COST 64.0
-#define FILTER_COST_SCALAR 320.0
+#define FILTER_COST_ARMV7 128.0
 
 static int winograd_cost_pays(const conv_prepared *p, double tiles, double pixels)
 {
@@ -115,7 +114,7 @@ static int winograd_cost_pays(const conv_prepared *p, double tiles, double pixel
     const double fixed = neon ? 20.0 : 40.0, ratio = neon ? 0.9 : 0.95;
     const double ci = (double)p->group_in, co = (double)p->group_out;
     const double blocks = ceil(tiles / (double)block_tiles(p, filter_rows(p)));
-    const double filter = p->kernel->isa == EMBER_ISA_NEON_ARMV7 ? FILTER_COST_SCALAR
+    const double filter = p->kernel->isa == EMBER_ISA_NEON_ARMV7 ? FILTER_COST_ARMV7
                                                                  : FILTER_COST;
     return 16.0 * tiles * (ci + fixed + 20.0 * ci / co) + filter * ci * blocks <=
            ratio * 9.0 * pixels * ci;
