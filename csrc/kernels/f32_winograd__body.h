@@ -68,11 +68,21 @@ static inline void winograd_output_body(size_t n, const float *restrict m, size_
     }
 }
 
+/* 0.5 · (a + b + c) and 0.5 · (a − b + c): G's rows 1 and 2 (the halving is exact). */
+static inline float winograd_half_sum(float a, float b, float c)
+{
+    return 0.5f * (a + b + c);
+}
+
+static inline float winograd_half_difference(float a, float b, float c)
+{
+    return 0.5f * (a - b + c);
+}
+
 /* U = G g Gᵀ of n ≤ RUN elements: g's rows combined first (G g: rows 0 and 3 are g's rows 0
  * and 2, rows 1 and 2 halved sums), then each of those rows' columns (· Gᵀ, the same
- * combination), all in registers; the halvings are exact. One restrict pointer per
- * output: with a stride alone the compiler cannot tell the outputs apart and leaves the
- * loop scalar. */
+ * combination), all in registers. One restrict pointer per output: with a stride alone
+ * the compiler cannot tell the outputs apart and leaves the loop scalar. */
 static inline void winograd_filter_run(size_t n, const float *restrict g, float *restrict u0,
                                        float *restrict u1, float *restrict u2,
                                        float *restrict u3, float *restrict u4,
@@ -88,24 +98,26 @@ static inline void winograd_filter_run(size_t n, const float *restrict g, float 
         const float t0 = g[e], t1 = g[RUN + e], t2 = g[2 * RUN + e];
         const float t3 = g[3 * RUN + e], t4 = g[4 * RUN + e], t5 = g[5 * RUN + e];
         const float t6 = g[6 * RUN + e], t7 = g[7 * RUN + e], t8 = g[8 * RUN + e];
-        const float a0 = 0.5f * (t0 + t3 + t6), b0 = 0.5f * (t0 - t3 + t6); /* G g, rows 1, 2 */
-        const float a1 = 0.5f * (t1 + t4 + t7), b1 = 0.5f * (t1 - t4 + t7);
-        const float a2 = 0.5f * (t2 + t5 + t8), b2 = 0.5f * (t2 - t5 + t8);
+        /* G g, rows 1 and 2 */
+        const float a0 = winograd_half_sum(t0, t3, t6), b0 = winograd_half_difference(t0, t3, t6);
+        const float a1 = winograd_half_sum(t1, t4, t7), b1 = winograd_half_difference(t1, t4, t7);
+        const float a2 = winograd_half_sum(t2, t5, t8), b2 = winograd_half_difference(t2, t5, t8);
+        /* (G g) Gᵀ, a row of G g at a time */
         u0[e] = t0;
-        u1[e] = 0.5f * (t0 + t1 + t2);
-        u2[e] = 0.5f * (t0 - t1 + t2);
+        u1[e] = winograd_half_sum(t0, t1, t2);
+        u2[e] = winograd_half_difference(t0, t1, t2);
         u3[e] = t2;
         u4[e] = a0;
-        u5[e] = 0.5f * (a0 + a1 + a2);
-        u6[e] = 0.5f * (a0 - a1 + a2);
+        u5[e] = winograd_half_sum(a0, a1, a2);
+        u6[e] = winograd_half_difference(a0, a1, a2);
         u7[e] = a2;
         u8[e] = b0;
-        u9[e] = 0.5f * (b0 + b1 + b2);
-        u10[e] = 0.5f * (b0 - b1 + b2);
+        u9[e] = winograd_half_sum(b0, b1, b2);
+        u10[e] = winograd_half_difference(b0, b1, b2);
         u11[e] = b2;
         u12[e] = t6;
-        u13[e] = 0.5f * (t6 + t7 + t8);
-        u14[e] = 0.5f * (t6 - t7 + t8);
+        u13[e] = winograd_half_sum(t6, t7, t8);
+        u14[e] = winograd_half_difference(t6, t7, t8);
         u15[e] = t8;
     }
 }

@@ -216,15 +216,20 @@ void ember_conv_winograd_pack_filter(const conv_prepared *p, const float *filter
 {
     const size_t run = EMBER_F32_WINOGRAD_FILTER_RUN, mr = p->kernel->mr;
     const size_t ci = (size_t)p->group_in, co = (size_t)p->group_out;
-    const size_t elements = panel_elements(p), padded = panel_floats(p) / 9;
     for (int64_t g = 0; g < p->groups; g++, filter += co * ci * 9)
-        for (size_t panel = 0; panel < panels_of(p); panel++, packed += panel_floats(p))
-            for (size_t e = 0; e < padded; e++) { /* e = channel · mr + row */
-                const size_t o = panel * mr + e % mr, c = e / mr;
-                const float *taps = e < elements && o < co ? filter + (o * ci + c) * 9 : NULL;
-                for (size_t t = 0; t < 9; t++)
-                    packed[e / run * 9 * run + t * run + e % run] = taps ? taps[t] : 0.0f;
-            }
+        for (size_t o0 = 0; o0 < co; o0 += mr, packed += panel_floats(p)) {
+            /* zeros for a last panel's missing rows and the last run's padding */
+            memset(packed, 0, panel_floats(p) * sizeof(float));
+            const size_t rows = co - o0 < mr ? co - o0 : mr;
+            for (size_t c = 0; c < ci; c++)
+                for (size_t r = 0; r < rows; r++) {
+                    const size_t e = c * mr + r; /* the element in the packed A panel */
+                    const float *taps = filter + ((o0 + r) * ci + c) * 9;
+                    float *to = packed + e / run * 9 * run + e % run;
+                    for (size_t t = 0; t < 9; t++)
+                        to[t * run] = taps[t];
+                }
+        }
 }
 
 /* Tiles from `tile` to the end of its row of tiles, at most `left`: the transforms go a

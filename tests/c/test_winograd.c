@@ -77,13 +77,34 @@ static int sentinels_kept(const float *buffer, size_t runs, size_t n, size_t str
     return 1;
 }
 
+/* 16 runs of `stride` floats, every one the sentinel. */
+static float *sixteen_runs(size_t stride)
+{
+    float *runs = malloc(16 * stride * sizeof(float) + 1);
+    for (size_t i = 0; i < 16 * stride; i++)
+        runs[i] = SENTINEL;
+    return runs;
+}
+
+/* A kernel's 16 runs of n (`got`) against the scalar kernel's (`ref`): the same bits, and
+ * nothing written between the runs; frees both. */
+static void check_sixteen_runs(const char *kernel, const char *transform, float *got,
+                               float *ref, size_t n, size_t stride)
+{
+    char what[96];
+    snprintf(what, sizeof what, "%s transform: not the scalar kernel's bits", transform);
+    check(memcmp(got, ref, 16 * stride * sizeof(float)) == 0, kernel, what, n);
+    snprintf(what, sizeof what, "%s transform wrote outside its runs", transform);
+    check(sentinels_kept(got, 16, n, stride), kernel, what, n);
+    free(got);
+    free(ref);
+}
+
 static void test_input(const ember_f32_winograd_kernel *k, const ember_f32_winograd_kernel *ref,
                        size_t n, const float *const rows[4])
 {
     const size_t stride = n + GAP;
-    float *v = malloc(16 * stride * sizeof(float) + 1), *w = malloc(16 * stride * sizeof(float) + 1);
-    for (size_t i = 0; i < 16 * stride; i++)
-        v[i] = w[i] = SENTINEL;
+    float *v = sixteen_runs(stride), *w = sixteen_runs(stride);
     k->input(n, rows, v, stride);
     ref->input(n, rows, w, stride);
     int close = 1;
@@ -97,11 +118,7 @@ static void test_input(const ember_f32_winograd_kernel *k, const ember_f32_winog
                 close &= fabs(v[(size_t)(4 * a + b) * stride + t] - sum) <= 1e-5 * 8;
             }
     check(close, k->name, "input transform against Bᵀ d B", n);
-    check(memcmp(v, w, 16 * stride * sizeof(float)) == 0, k->name,
-          "input transform: not the scalar kernel's bits", n);
-    check(sentinels_kept(v, 16, n, stride), k->name, "input transform wrote outside its runs", n);
-    free(v);
-    free(w);
+    check_sixteen_runs(k->name, "input", v, w, n, stride);
 }
 
 static void test_output(const ember_f32_winograd_kernel *k, const ember_f32_winograd_kernel *ref,
@@ -145,9 +162,7 @@ static void test_filter(const ember_f32_winograd_kernel *k, const ember_f32_wino
     float *g = guarded(g_floats);
     for (size_t i = 0; i < g_floats; i++)
         g[i] = random_float();
-    float *u = malloc(16 * stride * sizeof(float) + 1), *w = malloc(16 * stride * sizeof(float) + 1);
-    for (size_t i = 0; i < 16 * stride; i++)
-        u[i] = w[i] = SENTINEL;
+    float *u = sixteen_runs(stride), *w = sixteen_runs(stride);
     k->filter(n, g, u, stride);
     ref->filter(n, g, w, stride);
     int close = 1;
@@ -162,11 +177,7 @@ static void test_filter(const ember_f32_winograd_kernel *k, const ember_f32_wino
                 close &= fabs(u[(size_t)(4 * a + b) * stride + e] - sum) <= 1e-5 * 4;
             }
     check(close, k->name, "filter transform against G g Gᵀ", n);
-    check(memcmp(u, w, 16 * stride * sizeof(float)) == 0, k->name,
-          "filter transform: not the scalar kernel's bits", n);
-    check(sentinels_kept(u, 16, n, stride), k->name, "filter transform wrote outside its runs", n);
-    free(u);
-    free(w);
+    check_sixteen_runs(k->name, "filter", u, w, n, stride);
 }
 
 int main(void)

@@ -115,11 +115,7 @@ void ember_f32_winograd_filter__neon_armv7(size_t n, const float *g, float *u,
             filter_row(b[0], b[1], b[2], o + 8 * u_stride, u_stride);
             filter_row(t[6], t[7], t[8], o + 12 * u_stride, u_stride);
         }
-        for (; e < run; e++) { /* the run's tail, an element at a time */
-            float taps[9 * RUN];
-            for (size_t i = 0; i < 9; i++)
-                taps[i * RUN] = g[i * RUN + e];
-            winograd_filter_body(1, taps, u + e0 + e, u_stride);
-        }
+        if (e < run) /* the run's tail: its elements from e on are a (shorter) run too */
+            winograd_filter_body(run - e, g + e, u + e0 + e, u_stride);
     }
 }
