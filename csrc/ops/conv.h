@@ -42,6 +42,9 @@ typedef struct conv_prepared {
                                          the whole plane), or NULL: the generic loops */
     ember_f32_dwconv_3x3s2_fn dw_3x3s2; /* with dw_run, a 3×3 stride-2 conv: this run, over a
                                          plane laid out in row phases only */
+    int dw_in_place;                  /* with dw_run, a 3×3 stride-1 conv padded by 1 (the
+                                         output plane the input's size): the runs read the
+                                         input plane and write the output plane in place */
     int64_t block;                    /* output pixels per packed B block, multiple of nr */
     int64_t slice_channels;           /* im2col and pointwise: input channels per K slice (the
                                          filter is packed slice by slice; group_in: one) */

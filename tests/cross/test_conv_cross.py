@@ -5,7 +5,7 @@ im2col path beside it (more channels, stride 5); the transposed GEMM of few outp
 (on armv7's 4×8 tiles from 197 output channels at 7×7); Winograd F(2×2, 3×3) (odd
 sizes, blocks of tiles, groups, batch 2); depthwise convs through the
 f32_dwconv kernel (3×3 stride 2, 5×5 dilated, a 7×7 plane with a channel multiplier,
-stride 3 at batch 2); and some of them with a skip connection (add, relu) fused into
+stride 3 at batch 2, 3×3 "same" planes read in place); and some of them with a skip connection (add, relu) fused into
 the conv. The host's results are checked against a
 direct reference by tests/runtime/test_ops_conv.py and test_fusion.py."""
 import os
@@ -41,6 +41,9 @@ CASES = {
     "depthwise-5x5-dilated": ((1, 6, 17, 19), (6, 1, 5, 5), 6, (4, 2, 3, 1), (1, 1), (2, 1)),
     "depthwise-7x7-multiplier": ((1, 4, 7, 7), (8, 1, 3, 3), 4, (1, 1, 1, 1), (1, 1), (1, 1)),
     "depthwise-stride3-batch2": ((2, 5, 20, 22), (5, 1, 3, 4), 5, (1, 0, 2, 3), (3, 3), (1, 1)),
+    # 3x3 "same" stride 1, read and written in place (the kernel's runs over the planes)
+    "depthwise-same-in-place-multiplier": ((2, 3, 13, 28), (6, 1, 3, 3), 3, (1, 1, 1, 1),
+                                           (1, 1), (1, 1)),
 }
 
 

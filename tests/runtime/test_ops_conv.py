@@ -45,6 +45,15 @@ CONV_CASES = {
                                     [1, 1]),
     "depthwise-3x3-s2-long-rows": ((1, 2, 9, 121), (2, 1, 3, 3), 0, [(1, 1), (1, 1)], [2, 2],
                                    [1, 1]),
+    # 3×3 "same" stride 1 from 14 wide: read and written in place (conv_depthwise.c's
+    # same_plane): batch and multiplier, two rows (no run between the first and last),
+    # rows of whole vectors
+    "depthwise-same-in-place": ((2, 3, 15, 14), (6, 1, 3, 3), 3, [(1, 1), (1, 1)], [1, 1],
+                                [1, 1]),
+    "depthwise-same-two-rows": ((1, 2, 2, 33), (2, 1, 3, 3), 0, [(1, 1), (1, 1)], [1, 1],
+                                [1, 1]),
+    "depthwise-same-vector-rows": ((1, 2, 5, 64), (2, 1, 3, 3), 0, [(1, 1), (1, 1)], [1, 1],
+                                   [1, 1]),
     "depthwise-valid": ((1, 3, 9, 8), (3, 1, 3, 3), 0, [(0, 0), (0, 0)], [1, 1], [1, 1]),
     "pointwise": ((2, 19, 7, 9), (23, 19, 1, 1), 1, [(0, 0), (0, 0)], [1, 1], [1, 1]),
     "pointwise-stride2": ((1, 5, 9, 9), (3, 5, 1, 1), 1, [(0, 0), (0, 0)], [2, 2], [1, 1]),
@@ -127,6 +136,25 @@ def test_conv(case, bias):
           [f"y = conv(x, w{bias_arg}, border = 'constant', padding = {padding}, "
            f"stride = {nnef_list(stride)}, dilation = {nnef_list(dilation)}, groups = {groups});"],
           expected, variables)
+
+
+@pytest.mark.parametrize("size", [(9, 16), (2, 14), (7, 7)])
+def test_depthwise_same_nan_reaches_only_its_outputs(size):
+    # in place, the run between the first and last rows reads the neighbouring row's end
+    # and start for columns 0 and width - 1, then computes those again: a NaN at a row's
+    # end or start, or in a corner, must reach exactly the outputs whose taps hold it
+    h, w_ = size
+    x, w, b = rand(1, 3, h, w_), rand(3, 1, 3, 3), rand(3)
+    x[0, 0, h // 2, w_ - 1] = np.nan
+    x[0, 1, h - 1, 0] = np.nan
+    x[0, 2, 0, w_ - 1] = np.inf
+    expected = ref_conv(x, w, b, [(1, 1), (1, 1)], [1, 1], [1, 1], 3)
+    (got,) = run({"x": x}, ["y = conv(x, w, b, padding = [(1, 1), (1, 1)], groups = 0);"],
+                 ("y",), {"w": w, "b": b})
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(expected))
+    finite = np.isfinite(expected)
+    np.testing.assert_allclose(got[finite], expected[finite], rtol=RTOL, atol=ATOL)
 
 
 def test_conv_with_computed_filter_and_bias():
