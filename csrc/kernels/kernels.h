@@ -312,30 +312,109 @@ typedef void (*ember_f32_dwconv_3x3s2_fn)(size_t n, const float *const *row, con
                                           float bias, float *out,
                                           const ember_f32_dwconv_params *params);
 
+/* The 2-d geometry of a depthwise convolution's planes, for the blocked kernel. */
+typedef struct ember_f32_dwconv_geometry {
+    size_t in_h, in_w, out_h, out_w;
+    size_t kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w;
+    size_t pad_top, pad_left; /* the bottom and right padding follow from the output size */
+} ember_f32_dwconv_geometry;
+
+/* Channels per blocked call, at most, and taps per channel, at most. */
+#define EMBER_F32_DWCONV_BLOCK 8
+#define EMBER_F32_DWCONV_MAX_TAPS 64
+
+/* The zero-padded input block's rows and columns: every row and column a tap reads. */
+static inline size_t ember_f32_dwconv_padded(size_t in, size_t pad, size_t out, size_t kernel,
+                                             size_t stride, size_t dilation)
+{
+    const size_t reach = (out - 1) * stride + (kernel - 1) * dilation + 1;
+    return in + pad > reach ? in + pad : reach;
+}
+
+/* Floats of the blocked kernel's scratch (out_h, out_w ≥ 1): the padded input block (its
+ * first ember_f32_dwconv_padding_floats), the output block, the weights, the bias. */
+static inline size_t ember_f32_dwconv_padding_floats(const ember_f32_dwconv_geometry *g)
+{
+    return ember_f32_dwconv_padded(g->in_h, g->pad_top, g->out_h, g->kernel_h, g->stride_h,
+                                   g->dilation_h) *
+           ember_f32_dwconv_padded(g->in_w, g->pad_left, g->out_w, g->kernel_w, g->stride_w,
+                                   g->dilation_w) *
+           EMBER_F32_DWCONV_BLOCK;
+}
+
+static inline size_t ember_f32_dwconv_blocked_scratch(const ember_f32_dwconv_geometry *g)
+{
+    return ember_f32_dwconv_padding_floats(g) +
+           (g->out_h * g->out_w + g->kernel_h * g->kernel_w + 1) * EMBER_F32_DWCONV_BLOCK;
+}
+
+/*
+ * `channels` (1 .. EMBER_F32_DWCONV_BLOCK) planes of a depthwise convolution at once:
+ * channel c's input plane at in + c·in_stride (in_h × in_w floats), its taps at
+ * w + c·taps (taps = kernel_h·kernel_w, row-major), its bias bias[c], its output plane at
+ * out + c·out_stride (out_h × out_w):
+ *
+ *   out_c[r][o] = clamp(bias[c] + Σ_{i,j} w_c[i·kernel_w + j] ·
+ *                       x_c(r·stride_h + i·dilation_h − pad_top, o·stride_w + j·dilation_w − pad_left))
+ *
+ * x_c 0 outside the input, as ONNX pads (a non-finite weight times the padding is NaN).
+ * Taps are added to the bias in order. Vector kernels transpose the planes into scratch
+ * with the channels innermost (a pixel's channels one vector), zero-padded, so that
+ * each tap of each output is one multiply-add for the whole block, at a fixed offset: no
+ * edge, stride or narrow-row case, and the rows' ends cost nothing (NCHW planes of a
+ * few pixels a row are mostly edges). scratch holds ember_f32_dwconv_blocked_scratch
+ * floats, its first ember_f32_dwconv_padding_floats zero on the first call for a
+ * geometry (the kernel writes only the input's pixels there: zero them once per conv,
+ * not per call); 32-byte aligned. Reads only the planes' floats, writes only the output
+ * planes' and scratch; out overlaps no input. kernel_h·kernel_w ≤
+ * EMBER_F32_DWCONV_MAX_TAPS, all sizes ≥ 1. Pure but for scratch, thread-safe.
+ */
+typedef void (*ember_f32_dwconv_blocked_fn)(const ember_f32_dwconv_geometry *g, size_t channels,
+                                            const float *in, size_t in_stride, const float *w,
+                                            const float *bias, float *out, size_t out_stride,
+                                            const ember_f32_dwconv_params *params,
+                                            float *scratch);
+
 typedef struct ember_f32_dwconv_kernel {
     const char *name; /* "f32_dwconv__avx2_fma" */
     ember_isa isa;
     ember_f32_dwconv_fn fn;
     ember_f32_dwconv_3x3s2_fn fn_3x3s2;
+    ember_f32_dwconv_blocked_fn blocked; /* NULL: this ISA runs every plane through fn */
 } ember_f32_dwconv_kernel;
 
-/* X(isa_suffix, isa): each entry is ember_f32_dwconv__<isa_suffix> and
- * ember_f32_dwconv_3x3s2__<isa_suffix>, in the file f32_dwconv__<isa_suffix>.c. */
-#define EMBER_F32_DWCONV_KERNELS_GENERIC(X) X(scalar, EMBER_ISA_SCALAR)
+/* X(isa_suffix, isa, blocked): each entry is ember_f32_dwconv__<isa_suffix> and
+ * ember_f32_dwconv_3x3s2__<isa_suffix>, in the file f32_dwconv__<isa_suffix>.c, and its
+ * blocked kernel (declared below) or NULL. The NEON ones have none yet: their runs cost
+ * fewer instructions than ONNX Runtime's already (benchmarks/arm_icount.md). */
+#define EMBER_F32_DWCONV_KERNELS_GENERIC(X)                                                \
+    X(scalar, EMBER_ISA_SCALAR, ember_f32_dwconv_blocked__scalar)
 #if defined(__x86_64__) || defined(_M_X64)
 #define EMBER_F32_DWCONV_KERNELS(X)                                                        \
-    EMBER_F32_DWCONV_KERNELS_GENERIC(X) X(avx2_fma, EMBER_ISA_AVX2_FMA)
+    EMBER_F32_DWCONV_KERNELS_GENERIC(X)                                                    \
+    X(avx2_fma, EMBER_ISA_AVX2_FMA, ember_f32_dwconv_blocked__avx2_fma)
 #elif defined(__aarch64__)
 #define EMBER_F32_DWCONV_KERNELS(X)                                                        \
-    EMBER_F32_DWCONV_KERNELS_GENERIC(X) X(neon_aarch64, EMBER_ISA_NEON_AARCH64)
+    EMBER_F32_DWCONV_KERNELS_GENERIC(X) X(neon_aarch64, EMBER_ISA_NEON_AARCH64, NULL)
 #elif defined(__arm__) && defined(__ARM_NEON)
 #define EMBER_F32_DWCONV_KERNELS(X)                                                        \
-    EMBER_F32_DWCONV_KERNELS_GENERIC(X) X(neon_armv7, EMBER_ISA_NEON_ARMV7)
+    EMBER_F32_DWCONV_KERNELS_GENERIC(X) X(neon_armv7, EMBER_ISA_NEON_ARMV7, NULL)
 #else
 #define EMBER_F32_DWCONV_KERNELS(X) EMBER_F32_DWCONV_KERNELS_GENERIC(X)
 #endif
 
-#define EMBER_DECLARE_F32_DWCONV(suffix, isa)                                              \
+#define EMBER_DECLARE_F32_DWCONV_BLOCKED(suffix)                                           \
+    void ember_f32_dwconv_blocked__##suffix(                                               \
+        const ember_f32_dwconv_geometry *g, size_t channels, const float *in,              \
+        size_t in_stride, const float *w, const float *bias, float *out, size_t out_stride, \
+        const ember_f32_dwconv_params *params, float *scratch);
+EMBER_DECLARE_F32_DWCONV_BLOCKED(scalar)
+#if defined(__x86_64__) || defined(_M_X64)
+EMBER_DECLARE_F32_DWCONV_BLOCKED(avx2_fma)
+#endif
+#undef EMBER_DECLARE_F32_DWCONV_BLOCKED
+
+#define EMBER_DECLARE_F32_DWCONV(suffix, isa, blocked)                                     \
     void ember_f32_dwconv__##suffix(size_t n, size_t taps, const float *const *src,        \
                                     const float *w, float bias, float *out,                \
                                     const ember_f32_dwconv_params *params);                \

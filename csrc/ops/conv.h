@@ -45,6 +45,9 @@ typedef struct conv_prepared {
     int dw_in_place;                  /* with dw_run, a 3×3 stride-1 conv padded by 1 (the
                                          output plane the input's size): the runs read the
                                          input plane and write the output plane in place */
+    ember_f32_dwconv_blocked_fn dw_blocked; /* or small planes, one input channel per output
+                                         channel: this kernel, a block of channels a call */
+    ember_f32_dwconv_geometry dw_geometry; /* its planes */
     int64_t block;                    /* output pixels per packed B block, multiple of nr */
     int64_t slice_channels;           /* im2col and pointwise: input channels per K slice (the
                                          filter is packed slice by slice; group_in: one) */

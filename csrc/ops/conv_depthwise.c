@@ -133,15 +133,46 @@ static int is_3x3_same(const conv_prepared *p)
     return p->in_dims[0] >= 2 && p->in_dims[1] >= 14;
 }
 
-/* Scratch: [the plane's phases][the wide output][the taps' pointers]; none read in place. */
+/* Planes of at most this many output pixels go through the blocked kernel (see
+ * takes_blocked_kernel). */
+#define MAX_BLOCKED_PIXELS 64
+
+/* A 1-d or 2-d conv without a channel multiplier, planes of at most MAX_BLOCKED_PIXELS
+ * outputs: the ISA's blocked kernel, if it has one, with its scratch in *scratch_bytes. */
+static int takes_blocked_kernel(conv_prepared *p, const ember_f32_dwconv_kernel *kernel,
+                                size_t *scratch_bytes)
+{
+    if (kernel->blocked == NULL || p->group_out != 1 ||
+        p->depth > EMBER_F32_DWCONV_MAX_TAPS || p->out_pixels < 1 ||
+        p->out_pixels > MAX_BLOCKED_PIXELS)
+        return 0;
+    conv_prepared q = *p;
+    if (q.spatial == 1)
+        as_one_row(&q);
+    for (int d = 0; d < 2; d++)
+        if (q.pad_before[d] < 0)
+            return 0;
+    p->dw_blocked = kernel->blocked;
+    p->dw_geometry = (ember_f32_dwconv_geometry){
+        (size_t)q.in_dims[0],      (size_t)q.in_dims[1],      (size_t)q.out_dims[0],
+        (size_t)q.out_dims[1],     (size_t)q.kernel_dims[0],  (size_t)q.kernel_dims[1],
+        (size_t)q.stride[0],       (size_t)q.stride[1],       (size_t)q.dilation[0],
+        (size_t)q.dilation[1],     (size_t)q.pad_before[0],   (size_t)q.pad_before[1]};
+    *scratch_bytes = ember_f32_dwconv_blocked_scratch(&p->dw_geometry) * sizeof(float);
+    return 1;
+}
+
+/* Scratch: [the plane's phases][the wide output][the taps' pointers]; none read in place;
+ * the blocked kernel's own. */
 ember_status ember_conv_depthwise_prepare(conv_prepared *p, const ember_f32_dwconv_kernel *kernel,
                                           const ember_node *node, size_t *scratch_bytes)
 {
     p->dw_run = NULL;
     p->dw_3x3s2 = NULL;
     p->dw_in_place = 0;
+    p->dw_blocked = NULL;
     *scratch_bytes = 0;
-    if (p->spatial > 2 || p->depth < 1)
+    if (p->spatial > 2 || p->depth < 1 || takes_blocked_kernel(p, kernel, scratch_bytes))
         return EMBER_OK;
     if (p->spatial == 2 && is_3x3_same(p)) {
         p->dw_run = kernel->fn;
@@ -288,9 +319,31 @@ static void same_plane(const conv_prepared *p, const float *in, const float *w, 
     same_side_columns(p, in, w, bias, out);
 }
 
+/* Every image's channels through the blocked kernel, EMBER_F32_DWCONV_BLOCK at a time. */
+static void blocked_run(const conv_prepared *p, const float *input, const float *filter,
+                        const float *bias, float *output, float *scratch)
+{
+    const ember_f32_dwconv_params params = {p->min, p->max};
+    memset(scratch, 0, ember_f32_dwconv_padding_floats(&p->dw_geometry) * sizeof(float));
+    for (int64_t n = 0; n < p->batch; n++)
+        for (int64_t c = 0; c < p->channels; c += EMBER_F32_DWCONV_BLOCK) {
+            const int64_t left = p->channels - c;
+            p->dw_blocked(&p->dw_geometry,
+                          (size_t)(left < EMBER_F32_DWCONV_BLOCK ? left : EMBER_F32_DWCONV_BLOCK),
+                          input + (n * p->channels + c) * p->in_pixels, (size_t)p->in_pixels,
+                          filter + c * p->depth, bias + c,
+                          output + (n * p->out_channels + c) * p->out_pixels,
+                          (size_t)p->out_pixels, &params, scratch);
+        }
+}
+
 void ember_conv_depthwise_run(const conv_prepared *p, const float *input, const float *filter,
                               const float *bias, float *output, float *scratch)
 {
+    if (p->dw_blocked) {
+        blocked_run(p, input, filter, bias, output, scratch);
+        return;
+    }
     if (p->dw_run && !p->dw_in_place)
         memset(scratch, 0, p->band_floats * sizeof(float));
     for (int64_t n = 0; n < p->batch; n++)

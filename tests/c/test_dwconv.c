@@ -176,6 +176,127 @@ static void run_case_3x3s2(const ember_f32_dwconv_kernel *kernel, size_t n, int 
         munmap(rows[r].base, rows[r].bytes);
 }
 
+/* The blocked kernel: `channels` planes, each ending at a guard page, outputs between
+ * sentinels, against the scalar kernel and a double reference, twice on one scratch
+ * (its padding zeroed once: the second call must find it still zero). */
+static void run_case_blocked(const ember_f32_dwconv_kernel *kernel,
+                             const ember_f32_dwconv_geometry *g, size_t channels, int clamp)
+{
+    const ember_f32_dwconv_kernel *scalar = &ember_f32_dwconv_kernels[0];
+    const size_t in_plane = g->in_h * g->in_w, out_plane = g->out_h * g->out_w;
+    const size_t taps = g->kernel_h * g->kernel_w;
+    guarded input = guarded_new(channels * in_plane);
+    for (size_t x = 0; x < channels * in_plane; x++)
+        input.data[x] = uniform();
+    float w[EMBER_F32_DWCONV_BLOCK * EMBER_F32_DWCONV_MAX_TAPS], bias[EMBER_F32_DWCONV_BLOCK];
+    for (size_t x = 0; x < channels * taps; x++)
+        w[x] = uniform();
+    for (size_t c = 0; c < channels; c++)
+        bias[c] = uniform();
+    const ember_f32_dwconv_params params = {clamp ? -0.5f : -INFINITY, clamp ? 0.75f : INFINITY};
+    const size_t stride = out_plane + 2; /* a sentinel between planes */
+    float *out = malloc(channels * stride * sizeof(float) + sizeof(float));
+    float *ref = malloc(channels * out_plane * sizeof(float));
+    float *scratch = aligned_alloc(32, (ember_f32_dwconv_blocked_scratch(g) + 8) * sizeof(float));
+    memset(scratch, 0, ember_f32_dwconv_blocked_scratch(g) * sizeof(float));
+    scalar->blocked(g, channels, input.data, in_plane, w, bias, ref, out_plane, &params, NULL);
+    char what[160];
+    snprintf(what, sizeof what, "blocked %zux%zu -> %zux%zu k %zux%zu s %zu,%zu d %zu,%zu pad %zu,%zu",
+             g->in_h, g->in_w, g->out_h, g->out_w, g->kernel_h, g->kernel_w, g->stride_h,
+             g->stride_w, g->dilation_h, g->dilation_w, g->pad_top, g->pad_left);
+    for (int call = 0; call < 2; call++) {
+        for (size_t x = 0; x < channels * stride + 1; x++)
+            out[x] = SENTINEL;
+        kernel->blocked(g, channels, input.data, in_plane, w, bias, out + 1, stride, &params,
+                        scratch);
+        int ok_exact = 1, ok_scalar = 1, ok_sentinels = out[0] == SENTINEL;
+        for (size_t c = 0; c < channels; c++) {
+            ok_sentinels &= out[1 + c * stride + out_plane] == SENTINEL &&
+                            out[1 + c * stride + out_plane + 1] == SENTINEL;
+            for (size_t r = 0; r < g->out_h; r++)
+                for (size_t o = 0; o < g->out_w; o++) {
+                    double sum = bias[c], magnitude = fabs(bias[c]) + 1.0;
+                    for (size_t i = 0; i < g->kernel_h; i++)
+                        for (size_t j = 0; j < g->kernel_w; j++) {
+                            const size_t ih = r * g->stride_h + i * g->dilation_h;
+                            const size_t iw = o * g->stride_w + j * g->dilation_w;
+                            if (ih < g->pad_top || ih - g->pad_top >= g->in_h ||
+                                iw < g->pad_left || iw - g->pad_left >= g->in_w)
+                                continue;
+                            const double term =
+                                (double)w[c * taps + i * g->kernel_w + j] *
+                                input.data[c * in_plane + (ih - g->pad_top) * g->in_w + iw -
+                                           g->pad_left];
+                            sum += term;
+                            magnitude += fabs(term);
+                        }
+                    sum = sum < params.min ? params.min : sum;
+                    sum = sum > params.max ? params.max : sum;
+                    const float got = out[1 + c * stride + r * g->out_w + o];
+                    const double tolerance = 1e-5 * magnitude;
+                    ok_exact &= fabs(got - sum) <= tolerance;
+                    ok_scalar &= fabs(got - ref[c * out_plane + r * g->out_w + o]) <= 2 * tolerance;
+                }
+        }
+        check(ok_exact, kernel->name, taps, out_plane, what);
+        check(ok_scalar, kernel->name, taps, out_plane, "blocked differs from the scalar kernel");
+        check(ok_sentinels, kernel->name, taps, out_plane, "blocked wrote outside its planes");
+    }
+    if (!clamp) { /* a NaN input reaches exactly the outputs whose taps read it */
+        const size_t c = (size_t)rand() % channels, at = (size_t)rand() % in_plane;
+        input.data[c * in_plane + at] = NAN;
+        kernel->blocked(g, channels, input.data, in_plane, w, bias, out + 1, stride, &params,
+                        scratch);
+        scalar->blocked(g, channels, input.data, in_plane, w, bias, ref, out_plane, &params, NULL);
+        int same = 1;
+        for (size_t k = 0; k < channels; k++)
+            for (size_t x = 0; x < out_plane; x++)
+                same &= isnan(out[1 + k * stride + x]) == isnan(ref[k * out_plane + x]);
+        check(same, kernel->name, taps, out_plane, "blocked: a NaN input reached other outputs");
+    }
+    free(out);
+    free(ref);
+    free(scratch);
+    munmap(input.base, input.bytes);
+}
+
+/* Random geometries: kernels 1..5 × 1..5, strides 1..3, dilations 1..2, padding 0..2,
+ * planes of 1 to 20 rows and columns (fewer and more than a vector of pixels), 1 to 8
+ * channels. */
+static void run_blocked(const ember_f32_dwconv_kernel *kernel)
+{
+    for (int n = 0; n < 400; n++) {
+        ember_f32_dwconv_geometry g;
+        g.kernel_h = 1 + (size_t)rand() % 5;
+        g.kernel_w = 1 + (size_t)rand() % 5;
+        g.stride_h = 1 + (size_t)rand() % 3;
+        g.stride_w = 1 + (size_t)rand() % 3;
+        g.dilation_h = 1 + (size_t)rand() % 2;
+        g.dilation_w = 1 + (size_t)rand() % 2;
+        g.pad_top = (size_t)rand() % 3;
+        g.pad_left = (size_t)rand() % 3;
+        g.in_h = 1 + (size_t)rand() % 20;
+        g.in_w = 1 + (size_t)rand() % 20;
+        const size_t pad_bottom = (size_t)rand() % 3, pad_right = (size_t)rand() % 3;
+        const size_t reach_h = (g.kernel_h - 1) * g.dilation_h + 1;
+        const size_t reach_w = (g.kernel_w - 1) * g.dilation_w + 1;
+        if (g.in_h + g.pad_top + pad_bottom < reach_h || g.in_w + g.pad_left + pad_right < reach_w)
+            continue;
+        g.out_h = (g.in_h + g.pad_top + pad_bottom - reach_h) / g.stride_h + 1;
+        g.out_w = (g.in_w + g.pad_left + pad_right - reach_w) / g.stride_w + 1;
+        run_case_blocked(kernel, &g, 1 + (size_t)rand() % EMBER_F32_DWCONV_BLOCK, n % 2);
+    }
+    /* MobileNets' planes: 3×3 "same" at 7×7 and 14×14, stride 2 from 14×14 */
+    static const ember_f32_dwconv_geometry nets[] = {
+        {7, 7, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1},
+        {14, 14, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1},
+        {14, 14, 7, 7, 3, 3, 2, 2, 1, 1, 1, 1},
+    };
+    for (size_t i = 0; i < sizeof nets / sizeof *nets; i++)
+        for (size_t channels = 1; channels <= EMBER_F32_DWCONV_BLOCK; channels += 7)
+            run_case_blocked(kernel, &nets[i], channels, 0);
+}
+
 int main(void)
 {
     srand(1);
@@ -199,7 +320,9 @@ int main(void)
         for (size_t n = 0; n <= MAX_N; n++)
             for (int clamp = 0; clamp <= 1; clamp++)
                 run_case_3x3s2(kernel, n, clamp);
-        printf("tested %s\n", kernel->name);
+        if (kernel->blocked)
+            run_blocked(kernel);
+        printf("tested %s%s\n", kernel->name, kernel->blocked ? " (and its blocked kernel)" : "");
     }
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;

@@ -54,6 +54,10 @@ CONV_CASES = {
                                 [1, 1]),
     "depthwise-same-vector-rows": ((1, 2, 5, 64), (2, 1, 3, 3), 0, [(1, 1), (1, 1)], [1, 1],
                                    [1, 1]),
+    # planes of at most 64 outputs: the blocked kernel, 8 channels a call (two blocks and
+    # a partial one, batch 2, 5x5)
+    "depthwise-blocked-channels": ((2, 20, 8, 8), (20, 1, 5, 5), 0, [(2, 2), (2, 2)], [1, 1],
+                                   [1, 1]),
     "depthwise-valid": ((1, 3, 9, 8), (3, 1, 3, 3), 0, [(0, 0), (0, 0)], [1, 1], [1, 1]),
     "pointwise": ((2, 19, 7, 9), (23, 19, 1, 1), 1, [(0, 0), (0, 0)], [1, 1], [1, 1]),
     "pointwise-stride2": ((1, 5, 9, 9), (3, 5, 1, 1), 1, [(0, 0), (0, 0)], [2, 2], [1, 1]),

@@ -175,3 +175,168 @@ void ember_f32_dwconv_3x3s2__avx2_fma(size_t n, const float *const *row, const f
     pass_3x3s2(row, w9, at_most(o, last), at_most(o + V, last), at_most(o + 2 * V, last), last,
                bias, out, vmin, vmax);
 }
+
+/*
+ * The blocked kernel: 8 channels' planes transposed into scratch, a pixel's 8 channels one
+ * vector (8 × 8 transposes of 8 pixels of 8 planes: unpacks, shuffles, lane swaps), into
+ * a zero-padded input block; then each output is Σ_taps w_t · block[pixel + offset_t],
+ * one FMA per tap for the 8 channels, four outputs a pass so four chains overlap; then
+ * the output block transposed back into the 8 output planes. The planes are walked as
+ * flat runs of pixels, 8 at a time, the last 8 ending at the plane's end (rewriting a
+ * few: no mask, no read past the plane); each input pixel goes to its padded position.
+ */
+
+static inline void transpose_8x8(__m256 *v)
+{
+    const __m256 t0 = _mm256_unpacklo_ps(v[0], v[1]), t1 = _mm256_unpackhi_ps(v[0], v[1]);
+    const __m256 t2 = _mm256_unpacklo_ps(v[2], v[3]), t3 = _mm256_unpackhi_ps(v[2], v[3]);
+    const __m256 t4 = _mm256_unpacklo_ps(v[4], v[5]), t5 = _mm256_unpackhi_ps(v[4], v[5]);
+    const __m256 t6 = _mm256_unpacklo_ps(v[6], v[7]), t7 = _mm256_unpackhi_ps(v[6], v[7]);
+    const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    v[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+    v[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+    v[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+    v[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+    v[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+    v[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+    v[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+    v[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+/* The input planes' pixels into the padded block at their (row + pad_top, column +
+ * pad_left). A plane of fewer than 8 pixels goes a float at a time. */
+static void block_in(const ember_f32_dwconv_geometry *g, const float *const *plane,
+                     size_t width, float *block)
+{
+    const size_t n = g->in_h * g->in_w;
+    float *origin = block + (g->pad_top * width + g->pad_left) * V;
+    if (n < V) {
+        for (size_t p = 0; p < n; p++)
+            for (size_t c = 0; c < V; c++)
+                origin[((p / g->in_w) * width + p % g->in_w) * V + c] = plane[c][p];
+        return;
+    }
+    for (size_t p = 0;; p += V) {
+        const size_t at = p < n - V ? p : n - V;
+        __m256 v[V];
+        for (size_t c = 0; c < V; c++)
+            v[c] = _mm256_loadu_ps(plane[c] + at);
+        transpose_8x8(v);
+        size_t row = at / g->in_w, column = at % g->in_w;
+        for (size_t k = 0; k < V; k++) {
+            _mm256_store_ps(origin + (row * width + column) * V, v[k]);
+            if (++column == g->in_w) {
+                column = 0;
+                row++;
+            }
+        }
+        if (at == n - V)
+            return;
+    }
+}
+
+/* The output block back into the output planes (the first `channels` of the block). */
+static void block_out(size_t n, const float *block, size_t channels, float *out,
+                      size_t out_stride)
+{
+    if (n < V) {
+        for (size_t p = 0; p < n; p++)
+            for (size_t c = 0; c < channels; c++)
+                out[c * out_stride + p] = block[p * V + c];
+        return;
+    }
+    for (size_t p = 0;; p += V) {
+        const size_t at = p < n - V ? p : n - V;
+        __m256 v[V];
+        for (size_t k = 0; k < V; k++)
+            v[k] = _mm256_load_ps(block + (at + k) * V);
+        transpose_8x8(v);
+        for (size_t c = 0; c < channels; c++)
+            _mm256_storeu_ps(out + c * out_stride + at, v[c]);
+        if (at == n - V)
+            return;
+    }
+}
+
+/* The output block: passes of eight outputs in raster order (across rows: a row of 7 or
+ * 14 leaves no partial pass but the last, whose outputs past the end repeat the last),
+ * eight FMA chains, each tap one FMA of its weights' vector and the output's input pixel
+ * at a fixed offset. */
+static void block_outputs(const ember_f32_dwconv_geometry *g, const float *block, size_t width,
+                          size_t taps, const ptrdiff_t *offset, const float *weights,
+                          __m256 bias, float *out, __m256 vmin, __m256 vmax)
+{
+    const size_t n = g->out_h * g->out_w, row_step = g->stride_h * width * V;
+    const size_t column_step = g->stride_w * V;
+    size_t column = 0;
+    const float *x = block; /* output p's input pixel, its first tap */
+    for (size_t p = 0; p < n; p += 8) {
+        const float *at[8];
+        for (int k = 0; k < 8; k++) {
+            at[k] = x;
+            if (p + (size_t)k + 1 < n) { /* step to the next output, past the row's end */
+                x += column_step;
+                if (++column == g->out_w) {
+                    column = 0;
+                    x += row_step - g->out_w * column_step;
+                }
+            }
+        }
+        __m256 c0 = bias, c1 = bias, c2 = bias, c3 = bias;
+        __m256 c4 = bias, c5 = bias, c6 = bias, c7 = bias;
+        for (size_t t = 0; t < taps; t++) {
+            const __m256 wt = _mm256_load_ps(weights + t * V);
+            const ptrdiff_t d = offset[t];
+            c0 = _mm256_fmadd_ps(wt, _mm256_load_ps(at[0] + d), c0);
+            c1 = _mm256_fmadd_ps(wt, _mm256_load_ps(at[1] + d), c1);
+            c2 = _mm256_fmadd_ps(wt, _mm256_load_ps(at[2] + d), c2);
+            c3 = _mm256_fmadd_ps(wt, _mm256_load_ps(at[3] + d), c3);
+            c4 = _mm256_fmadd_ps(wt, _mm256_load_ps(at[4] + d), c4);
+            c5 = _mm256_fmadd_ps(wt, _mm256_load_ps(at[5] + d), c5);
+            c6 = _mm256_fmadd_ps(wt, _mm256_load_ps(at[6] + d), c6);
+            c7 = _mm256_fmadd_ps(wt, _mm256_load_ps(at[7] + d), c7);
+        }
+        const size_t last = n - 1 - p; /* stores past the end go to the last output */
+        _mm256_store_ps(out + (p + 0) * V, clamp8(c0, vmin, vmax));
+        _mm256_store_ps(out + (p + at_most(1, last)) * V, clamp8(c1, vmin, vmax));
+        _mm256_store_ps(out + (p + at_most(2, last)) * V, clamp8(c2, vmin, vmax));
+        _mm256_store_ps(out + (p + at_most(3, last)) * V, clamp8(c3, vmin, vmax));
+        _mm256_store_ps(out + (p + at_most(4, last)) * V, clamp8(c4, vmin, vmax));
+        _mm256_store_ps(out + (p + at_most(5, last)) * V, clamp8(c5, vmin, vmax));
+        _mm256_store_ps(out + (p + at_most(6, last)) * V, clamp8(c6, vmin, vmax));
+        _mm256_store_ps(out + (p + at_most(7, last)) * V, clamp8(c7, vmin, vmax));
+    }
+}
+
+void ember_f32_dwconv_blocked__avx2_fma(const ember_f32_dwconv_geometry *g, size_t channels,
+                                        const float *in, size_t in_stride, const float *w,
+                                        const float *bias, float *out, size_t out_stride,
+                                        const ember_f32_dwconv_params *params, float *scratch)
+{
+    const size_t taps = g->kernel_h * g->kernel_w, out_pixels = g->out_h * g->out_w;
+    const size_t width = ember_f32_dwconv_padded(g->in_w, g->pad_left, g->out_w, g->kernel_w,
+                                                 g->stride_w, g->dilation_w);
+    float *block = scratch, *outputs = scratch + ember_f32_dwconv_padding_floats(g);
+    float *weights = outputs + out_pixels * V, *biases = weights + taps * V;
+    const float *plane[V];
+    for (size_t c = 0; c < V; c++) /* lanes past `channels` repeat the last channel */
+        plane[c] = in + (c < channels ? c : channels - 1) * in_stride;
+    for (size_t c = 0; c < V; c++) {
+        const size_t from = c < channels ? c : channels - 1;
+        for (size_t t = 0; t < taps; t++)
+            weights[t * V + c] = w[from * taps + t];
+        biases[c] = bias[from];
+    }
+    ptrdiff_t offset[EMBER_F32_DWCONV_MAX_TAPS];
+    for (size_t i = 0, t = 0; i < g->kernel_h; i++)
+        for (size_t j = 0; j < g->kernel_w; j++, t++)
+            offset[t] = (ptrdiff_t)((i * g->dilation_h * width + j * g->dilation_w) * V);
+    block_in(g, plane, width, block);
+    const __m256 vmin = _mm256_set1_ps(params->min), vmax = _mm256_set1_ps(params->max);
+    block_outputs(g, block, width, taps, offset, weights, _mm256_load_ps(biases), outputs,
+                  vmin, vmax);
+    block_out(out_pixels, outputs, channels, out, out_stride);
+}
