@@ -13,6 +13,8 @@
 #include "kernels/kernels.h"
 
 #define MAX_SPATIAL (EMBER_MAX_RANK - 2)
+enum { IN_PLACE_SAME = 1, IN_PLACE_STRIDE_2 = 2 };
+
 /* Strides past this (phase planes per channel: stride²) are not laid out in phases. */
 #define EMBER_CONV_MAX_PHASE_STRIDE 4
 
@@ -42,9 +44,10 @@ typedef struct conv_prepared {
                                          the whole plane), or NULL: the generic loops */
     ember_f32_dwconv_3x3s2_fn dw_3x3s2; /* with dw_run, a 3×3 stride-2 conv: this run, over a
                                          plane laid out in row phases only */
-    int dw_in_place;                  /* with dw_run, a 3×3 stride-1 conv padded by 1 (the
-                                         output plane the input's size): the runs read the
-                                         input plane and write the output plane in place */
+    int dw_in_place;                  /* 0, or the planes read and written in place by the
+                                         runs: IN_PLACE_SAME, a 3×3 stride-1 conv padded by 1
+                                         (dw_run), IN_PLACE_STRIDE_2, a wide 3×3 stride-2
+                                         one (dw_3x3s2) */
     ember_f32_dwconv_blocked_fn dw_blocked; /* or small planes, one input channel per output
                                          channel: this kernel, a block of channels a call */
     ember_f32_dwconv_geometry dw_geometry; /* its planes */

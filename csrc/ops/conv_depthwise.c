@@ -22,7 +22,10 @@
  * 14 wide or more, are not laid out at all: the kernel's runs read the input plane and
  * write the output plane in place (same_plane), so that neither the plane's copy in nor
  * the copy out is paid (x86, in the model: the laid-out planes' copies were 12% of
- * MobileNetV2's time; 192 channels at 28×28 0.85x the time, 144 at 56×56 0.74x).
+ * MobileNetV2's time; 192 channels at 28×28 0.85x the time, 144 at 56×56 0.74x); so
+ * are 3×3 stride-2 convs whose rows have 48 outputs or more, a stride-2 run a row
+ * (stride2_plane: 96 channels 112² -> 56² 0.87x). Planes of at most 64 outputs go
+ * through the ISA's blocked kernel, where it has one (kernels.h).
  * Other convs (3-d, larger strides) accumulate one tap at a time over the output range
  * that tap keeps inside the input.
  */
@@ -162,6 +165,17 @@ static int takes_blocked_kernel(conv_prepared *p, const ember_f32_dwconv_kernel 
     return 1;
 }
 
+/* 3×3 stride 2 padded by at most 1 on top and 1 on the left, rows of 48 outputs or more
+ * whose last output's taps end inside the row or one past it: read in place
+ * (stride2_plane). Narrower, a run a row costs more than the laid-out plane's one run
+ * (x86, 144 channels 56×56 -> 28×28: 1.2x the time). */
+static int is_wide_3x3_stride_2(const conv_prepared *p)
+{
+    return is_3x3_stride_2(p) && p->pad_before[0] >= 0 && p->pad_before[0] <= 1 &&
+           p->pad_before[1] == 1 && p->out_dims[1] >= 48 &&
+           2 * p->out_dims[1] - 1 <= p->in_dims[1];
+}
+
 /* Scratch: [the plane's phases][the wide output][the taps' pointers]; none read in place;
  * the blocked kernel's own. */
 ember_status ember_conv_depthwise_prepare(conv_prepared *p, const ember_f32_dwconv_kernel *kernel,
@@ -176,7 +190,13 @@ ember_status ember_conv_depthwise_prepare(conv_prepared *p, const ember_f32_dwco
         return EMBER_OK;
     if (p->spatial == 2 && is_3x3_same(p)) {
         p->dw_run = kernel->fn;
-        p->dw_in_place = 1;
+        p->dw_in_place = IN_PLACE_SAME;
+        return EMBER_OK;
+    }
+    if (p->spatial == 2 && is_wide_3x3_stride_2(p)) {
+        p->dw_3x3s2 = kernel->fn_3x3s2;
+        p->dw_in_place = IN_PLACE_STRIDE_2;
+        *scratch_bytes = round_up_64((size_t)p->in_dims[1] * sizeof(float)); /* a zero row */
         return EMBER_OK;
     }
     for (int d = 0; d < p->spatial; d++)
@@ -319,6 +339,47 @@ static void same_plane(const conv_prepared *p, const float *in, const float *w, 
     same_side_columns(p, in, w, bias, out);
 }
 
+/* Output o of an output row of a 3×3 stride-2 conv padded by 1 on the left, from its
+ * three input rows (a zero row outside the input): its taps inside the row, in order. */
+static float stride2_border(const conv_prepared *p, const float *const *row, const float *w,
+                            float bias, int64_t o)
+{
+    float acc = bias;
+    for (int i = 0; i < 3; i++)
+        for (int64_t j = 0; j < 3; j++) {
+            const int64_t column = 2 * o + j - 1;
+            if (column >= 0 && column < p->in_dims[1])
+                acc += w[3 * i + j] * row[i][column];
+        }
+    acc = acc < p->min ? p->min : acc;
+    return acc > p->max ? p->max : acc;
+}
+
+/*
+ * A wide 3×3 stride-2 plane read and written in place: each output row is the 3×3
+ * stride-2 run over its three input rows where they are (a zeroed row for one outside
+ * the input), for outputs 1 .. out_w − 2, which read columns 1 .. 2·out_w − 2 (the run
+ * reads 2n + 2 floats from column 1): inside the row. Outputs 0 and out_w − 1 are
+ * computed from their taps inside.
+ */
+static void stride2_plane(const conv_prepared *p, const float *in, const float *w, float bias,
+                          float *out, const float *zeros)
+{
+    const int64_t in_h = p->in_dims[0], in_w = p->in_dims[1], out_w = p->out_dims[1];
+    const ember_f32_dwconv_params params = {p->min, p->max};
+    for (int64_t r = 0; r < p->out_dims[0]; r++, out += out_w) {
+        const float *row[3], *from_1[3];
+        for (int i = 0; i < 3; i++) {
+            const int64_t ih = 2 * r + i - p->pad_before[0];
+            row[i] = ih >= 0 && ih < in_h ? in + ih * in_w : zeros;
+            from_1[i] = row[i] + 1;
+        }
+        p->dw_3x3s2((size_t)(out_w - 2), from_1, w, bias, out + 1, &params);
+        out[0] = stride2_border(p, row, w, bias, 0);
+        out[out_w - 1] = stride2_border(p, row, w, bias, out_w - 1);
+    }
+}
+
 /* Every image's channels through the blocked kernel, EMBER_F32_DWCONV_BLOCK at a time. */
 static void blocked_run(const conv_prepared *p, const float *input, const float *filter,
                         const float *bias, float *output, float *scratch)
@@ -344,18 +405,24 @@ void ember_conv_depthwise_run(const conv_prepared *p, const float *input, const 
         blocked_run(p, input, filter, bias, output, scratch);
         return;
     }
-    if (p->dw_run && !p->dw_in_place)
+    if (p->dw_in_place == IN_PLACE_STRIDE_2)
+        memset(scratch, 0, (size_t)p->in_dims[1] * sizeof(float));
+    else if (p->dw_run && !p->dw_in_place)
         memset(scratch, 0, p->band_floats * sizeof(float));
     for (int64_t n = 0; n < p->batch; n++)
         for (int64_t c = 0; c < p->channels; c++) {
             const float *in = input + (n * p->channels + c) * p->in_pixels;
             const int64_t o = c * p->group_out;
             float *out = output + (n * p->out_channels + o) * p->out_pixels;
-            if (p->dw_in_place) {
-                for (int64_t j = 0; j < p->group_out; j++)
+            for (int64_t j = 0; p->dw_in_place && j < p->group_out; j++) {
+                if (p->dw_in_place == IN_PLACE_SAME)
                     same_plane(p, in, filter + (o + j) * 9, bias[o + j], out + j * p->out_pixels);
-                continue;
+                else
+                    stride2_plane(p, in, filter + (o + j) * 9, bias[o + j],
+                                  out + j * p->out_pixels, scratch);
             }
+            if (p->dw_in_place)
+                continue;
             if (p->dw_run) {
                 direct_channel(p, in, filter + o * p->depth, bias + o, out, scratch);
                 continue;

@@ -41,6 +41,9 @@ CASES = {
     "depthwise-5x5-dilated": ((1, 6, 17, 19), (6, 1, 5, 5), 6, (4, 2, 3, 1), (1, 1), (2, 1)),
     "depthwise-7x7-multiplier": ((1, 4, 7, 7), (8, 1, 3, 3), 4, (1, 1, 1, 1), (1, 1), (1, 1)),
     "depthwise-stride3-batch2": ((2, 5, 20, 22), (5, 1, 3, 4), 5, (1, 0, 2, 3), (3, 3), (1, 1)),
+    # 3x3 stride 2 rows of 48 outputs or more, read in place (the stride-2 run a row)
+    "depthwise-3x3-s2-in-place": ((1, 4, 9, 101), (4, 1, 3, 3), 4, (1, 1, 1, 1), (2, 2),
+                                  (1, 1)),
     # 3x3 "same" stride 1, read and written in place (the kernel's runs over the planes)
     "depthwise-same-in-place-multiplier": ((2, 3, 13, 28), (6, 1, 3, 3), 3, (1, 1, 1, 1),
                                            (1, 1), (1, 1)),

@@ -54,6 +54,12 @@ CONV_CASES = {
                                 [1, 1]),
     "depthwise-same-vector-rows": ((1, 2, 5, 64), (2, 1, 3, 3), 0, [(1, 1), (1, 1)], [1, 1],
                                    [1, 1]),
+    # 3x3 stride 2 with rows of 48 outputs or more, read in place (stride2_plane): no top
+    # padding, a multiplier and batch 2
+    "depthwise-3x3-s2-in-place-no-top-pad": ((1, 3, 10, 100), (3, 1, 3, 3), 0,
+                                             [(0, 1), (1, 1)], [2, 2], [1, 1]),
+    "depthwise-3x3-s2-in-place-multiplier": ((2, 2, 7, 96), (4, 1, 3, 3), 2, [(1, 1), (1, 1)],
+                                             [2, 2], [1, 1]),
     # planes of at most 64 outputs: the blocked kernel, 8 channels a call (two blocks and
     # a partial one, batch 2, 5x5)
     "depthwise-blocked-channels": ((2, 20, 8, 8), (20, 1, 5, 5), 0, [(2, 2), (2, 2)], [1, 1],
@@ -142,18 +148,21 @@ def test_conv(case, bias):
           expected, variables)
 
 
-@pytest.mark.parametrize("size", [(9, 16), (2, 14), (7, 7)])
-def test_depthwise_same_nan_reaches_only_its_outputs(size):
+@pytest.mark.parametrize("size, stride", [((9, 16), 1), ((2, 14), 1), ((7, 7), 1),
+                                          ((9, 101), 2)])
+def test_depthwise_nan_reaches_only_its_outputs(size, stride):
     # in place, the run between the first and last rows reads the neighbouring row's end
-    # and start for columns 0 and width - 1, then computes those again: a NaN at a row's
-    # end or start, or in a corner, must reach exactly the outputs whose taps hold it
+    # and start for columns 0 and width - 1, then computes those again (stride 1), and a
+    # row's ends are computed apart (stride 2): a NaN at a row's end or start, or in a
+    # corner, must reach exactly the outputs whose taps hold it
     h, w_ = size
     x, w, b = rand(1, 3, h, w_), rand(3, 1, 3, 3), rand(3)
     x[0, 0, h // 2, w_ - 1] = np.nan
     x[0, 1, h - 1, 0] = np.nan
     x[0, 2, 0, w_ - 1] = np.inf
-    expected = ref_conv(x, w, b, [(1, 1), (1, 1)], [1, 1], [1, 1], 3)
-    (got,) = run({"x": x}, ["y = conv(x, w, b, padding = [(1, 1), (1, 1)], groups = 0);"],
+    expected = ref_conv(x, w, b, [(1, 1), (1, 1)], [stride] * 2, [1, 1], 3)
+    (got,) = run({"x": x}, [f"y = conv(x, w, b, padding = [(1, 1), (1, 1)], "
+                            f"stride = [{stride}, {stride}], groups = 0);"],
                  ("y",), {"w": w, "b": b})
     np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
     np.testing.assert_array_equal(np.isinf(got), np.isinf(expected))
