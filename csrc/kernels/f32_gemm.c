@@ -47,6 +47,25 @@ static size_t rows_per_block(size_t mr, size_t kc, size_t m)
     return panels > 1 ? panels * mr : mr;
 }
 
+/* Columns of B per span when K is at most EMBER_F32_GEMM_SHALLOW: each row of tiles of a
+ * block of A runs along a span's packed panels (from L1) before the next, so that C is
+ * written a few rows at a time along its rows. Column by column, every row of the block
+ * took a line of C per panel, a panel lasting a few multiply-adds: with many rows a few
+ * sets apart (planes of 112×112 floats are 784 lines apart, 16 sets mod 64: 96 rows
+ * share 4 sets) they evicted each other half-written (a 1×1 conv 16 -> 96 at 112×112 on
+ * x86: 0.74x the time). Deeper, the plain order (one panel, its B in L1 for every row)
+ * was as fast or faster (96 -> 24 at 56×56 with 5-panel spans: 1.04x); B read in place
+ * keeps it too. */
+#define EMBER_F32_GEMM_SHALLOW 32
+#define EMBER_F32_GEMM_SPAN_BYTES (32 * 1024)
+
+static size_t column_span(size_t nr, size_t k, int in_place)
+{
+    if (in_place || k == 0 || k > EMBER_F32_GEMM_SHALLOW)
+        return nr;
+    return EMBER_F32_GEMM_SPAN_BYTES / (k * nr * sizeof(float)) * nr;
+}
+
 /*
  * The walk of both forms, in passes over K of kc (the last one applies the epilogue;
  * the others accumulate into C, unclamped): B's column tile j, rows [k0, k0 + kc), is
@@ -69,25 +88,30 @@ static void walk(const ember_f32_gemm_kernel *kernel, size_t m, size_t n, size_t
             tile.min = -INFINITY;
             tile.max = INFINITY;
         }
+        const size_t span = column_span(nr, k_pass, offsets != NULL);
         for (size_t i_block = 0; i_block < m; i_block += block_rows) {
             const size_t i_end = m - i_block < block_rows ? m : i_block + block_rows;
-            for (size_t j = 0; j < n; j += nr) {
-                const size_t n_tile = n - j < nr ? n - j : nr;
-                /* Panel j/nr starts at (j/nr)*nr*k. With k = 0 the panels are empty (maybe
-                 * NULL) and the kernel reads none: offsetting them would be undefined. */
-                const float *b_tile = offsets ? b + j : k ? b + j * k + k0 * nr : b;
-                tile.bias_col = last && params->bias_col ? params->bias_col + j : NULL;
+            for (size_t j_span = 0; j_span < n; j_span += span) {
+                const size_t j_end = n - j_span < span ? n : j_span + span;
                 for (size_t i = i_block; i < i_end; i += mr) {
                     const size_t m_tile = m - i < mr ? m - i : mr;
                     const float *a_panel = k ? a_packed + i * k + k0 * mr : a_packed;
-                    float *c_tile = (float *)((char *)c + i * c_row_stride) + j;
                     tile.bias_row = last && params->bias_row ? params->bias_row + i : NULL;
-                    if (offsets)
-                        kernel->indirect(m_tile, n_tile, k_pass, a_panel, b_tile, offsets + k0,
-                                         c_tile, c_row_stride, &tile);
-                    else
-                        kernel->fn(m_tile, n_tile, k_pass, a_panel, b_tile, c_tile,
-                                   c_row_stride, &tile);
+                    for (size_t j = j_span; j < j_end; j += nr) {
+                        const size_t n_tile = n - j < nr ? n - j : nr;
+                        /* Panel j/nr starts at (j/nr)*nr*k. With k = 0 the panels are empty
+                         * (maybe NULL) and the kernel reads none: offsetting them would be
+                         * undefined. */
+                        const float *b_tile = offsets ? b + j : k ? b + j * k + k0 * nr : b;
+                        float *c_tile = (float *)((char *)c + i * c_row_stride) + j;
+                        tile.bias_col = last && params->bias_col ? params->bias_col + j : NULL;
+                        if (offsets)
+                            kernel->indirect(m_tile, n_tile, k_pass, a_panel, b_tile,
+                                             offsets + k0, c_tile, c_row_stride, &tile);
+                        else
+                            kernel->fn(m_tile, n_tile, k_pass, a_panel, b_tile, c_tile,
+                                       c_row_stride, &tile);
+                    }
                 }
             }
         }

@@ -44,10 +44,12 @@ static const size_t K_VALUES[] = {0, 1, 2, 3, 7, 16, 33, 100};
 #define EPILOGUES 24
 
 /* Sizes that cross the driver's A blocks (EMBER_F32_GEMM_A_BLOCK_BYTES) and the in-place
- * form's passes over K (EMBER_F32_GEMM_INDIRECT_KC = 256), and (the last) the packed
- * form's passes for a B past 1 MB with more rows than one A block: m, n, k. */
+ * form's passes over K (EMBER_F32_GEMM_INDIRECT_KC = 256), (the fifth) the packed form's
+ * passes for a B past 1 MB with more rows than one A block, and (the last two) shallow
+ * products walked in spans of columns (EMBER_F32_GEMM_SHALLOW: 32 KiB of panels, several
+ * spans and a partial one, partial row and column tiles): m, n, k. */
 static const size_t LARGE[][3] = {{257, 37, 300}, {61, 70, 1000}, {130, 3, 129}, {7, 20, 513},
-                                  {70, 400, 800}};
+                                  {70, 400, 800}, {20, 1100, 16}, {13, 1201, 32}};
 
 /* ---------------------------------------------------------------- helpers */
 
