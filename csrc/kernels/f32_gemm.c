@@ -48,20 +48,20 @@ static size_t rows_per_block(size_t mr, size_t kc, size_t m)
 }
 
 /* Columns of B per span when K is at most EMBER_F32_GEMM_SHALLOW: each row of tiles of a
- * block of A runs along a span's packed panels (from L1) before the next, so that C is
- * written a few rows at a time along its rows. Column by column, every row of the block
- * took a line of C per panel, a panel lasting a few multiply-adds: with many rows a few
- * sets apart (planes of 112×112 floats are 784 lines apart, 16 sets mod 64: 96 rows
- * share 4 sets) they evicted each other half-written (a 1×1 conv 16 -> 96 at 112×112 on
- * x86: 0.74x the time). Deeper, the plain order (one panel, its B in L1 for every row)
- * was as fast or faster (96 -> 24 at 56×56 with 5-panel spans: 1.04x); B read in place
- * keeps it too. */
+ * block of A runs along a span's columns of B (packed or in place, in L1) before the
+ * next, so that C is written a few rows at a time along its rows. Column by column, every
+ * row of the block took a line of C per panel, a panel lasting a few multiply-adds: with
+ * many rows a few sets apart (planes of 112×112 floats are 784 lines apart, 16 sets mod
+ * 64: 96 rows share 4 sets) they evicted each other half-written (x86: a 1×1 conv 16 ->
+ * 96 at 112×112 0.74x the time; MobileNetV2's stem, 3×3 3 -> 32 stride 2 with B in
+ * place, 0.95x). Deeper, the plain order (one panel, its B in L1 for every row) was as
+ * fast or faster (96 -> 24 at 56×56 with 5-panel spans: 1.04x). */
 #define EMBER_F32_GEMM_SHALLOW 32
 #define EMBER_F32_GEMM_SPAN_BYTES (32 * 1024)
 
-static size_t column_span(size_t nr, size_t k, int in_place)
+static size_t column_span(size_t nr, size_t k)
 {
-    if (in_place || k == 0 || k > EMBER_F32_GEMM_SHALLOW)
+    if (k == 0 || k > EMBER_F32_GEMM_SHALLOW)
         return nr;
     return EMBER_F32_GEMM_SPAN_BYTES / (k * nr * sizeof(float)) * nr;
 }
@@ -88,7 +88,7 @@ static void walk(const ember_f32_gemm_kernel *kernel, size_t m, size_t n, size_t
             tile.min = -INFINITY;
             tile.max = INFINITY;
         }
-        const size_t span = column_span(nr, k_pass, offsets != NULL);
+        const size_t span = column_span(nr, k_pass);
         for (size_t i_block = 0; i_block < m; i_block += block_rows) {
             const size_t i_end = m - i_block < block_rows ? m : i_block + block_rows;
             for (size_t j_span = 0; j_span < n; j_span += span) {
