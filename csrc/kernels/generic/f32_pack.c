@@ -79,10 +79,42 @@ static int packed_whole_panel(size_t nr, size_t k, size_t cols, const float *src
     }
 }
 
+/* Row p of every whole panel, from one contiguous row of B read front to back. */
+static inline __attribute__((always_inline)) void
+row_across_panels(size_t nr, size_t panels, const float *src, float *packed, size_t panel_floats)
+{
+    for (size_t q = 0; q < panels; q++, src += nr, packed += panel_floats)
+        memcpy(packed, src, nr * sizeof(float));
+}
+
+/* Contiguous rows (cs = 1) into whole panels a row at a time: each row of B is one stream
+ * read front to back, which the prefetchers follow. Panel by panel, the k rows were k
+ * streams read 64 bytes at a time, more than the prefetchers track (a 1x1 conv's input of
+ * 144 channels), and planes a few cache sets apart evicted each other. Returns the
+ * columns packed (whole panels only; 0 if nr is not one of the widths below). */
+static size_t packed_by_rows(size_t nr, size_t k, size_t n, const float *b, size_t rs,
+                             size_t cs, float *packed, size_t panel_floats)
+{
+    const size_t panels = n / nr;
+    if (cs != 1 || panels < 2)
+        return 0;
+    for (size_t p = 0; p < k; p++, b += rs, packed += nr) {
+        switch (nr) {
+        case 8: row_across_panels(8, panels, b, packed, panel_floats); break;
+        case 16: row_across_panels(16, panels, b, packed, panel_floats); break;
+        case 32: row_across_panels(32, panels, b, packed, panel_floats); break;
+        default: return 0;
+        }
+    }
+    return panels * nr;
+}
+
 void ember_f32_pack_b_rows(size_t nr, size_t k, size_t n, const float *b, size_t rs,
                            size_t cs, float *packed, size_t panel_floats)
 {
-    for (size_t j0 = 0; j0 < n; j0 += nr, packed += panel_floats) {
+    const size_t done = packed_by_rows(nr, k, n, b, rs, cs, packed, panel_floats);
+    packed += done / nr * panel_floats;
+    for (size_t j0 = done; j0 < n; j0 += nr, packed += panel_floats) {
         const size_t cols = n - j0 < nr ? n - j0 : nr;
         if (packed_whole_panel(nr, k, cols, b + j0 * cs, rs, cs, packed)) {
             continue;
