@@ -37,6 +37,8 @@
  * the extra passes over C cost more there. */
 #define EMBER_F32_GEMM_PACKED_KC 384
 #define EMBER_F32_GEMM_B_CACHED_BYTES (1024 * 1024)
+/* Packed B past this is taken to stream from past L2: its panels are prefetched. */
+#define EMBER_F32_GEMM_STREAMED_BYTES (256 * 1024)
 
 /* Rows per A block in passes of kc: a multiple of mr, at least one panel. */
 static size_t rows_per_block(size_t mr, size_t kc, size_t m)
@@ -72,9 +74,21 @@ static size_t column_span(size_t nr, size_t k)
  * the packed panel's rows at b + j·k + k0·nr (offsets NULL) or the in-place rows at
  * b + j + offsets[k0 + p].
  */
+/* The next panel's share for row tile t of `tiles`: its lines prefetched a share per tile,
+ * so that a packed B streamed from memory (past L2: the filter of a 7×7 conv with the
+ * pixels as rows) arrives while the current panel is multiplied, not when its first
+ * tile stalls on it. */
+static void prefetch_share(const float *panel, size_t floats, size_t t, size_t tiles)
+{
+    const size_t lines = (floats * sizeof(float) + 63) / 64;
+    const char *bytes = (const char *)panel;
+    for (size_t l = t * lines / tiles; l < (t + 1) * lines / tiles; l++)
+        __builtin_prefetch(bytes + l * 64, 0, 3);
+}
+
 static void walk(const ember_f32_gemm_kernel *kernel, size_t m, size_t n, size_t k, size_t kc,
                  const float *a_packed, const float *b, const int32_t *offsets, float *c,
-                 size_t c_row_stride, const ember_f32_gemm_params *params)
+                 size_t c_row_stride, const ember_f32_gemm_params *params, int stream_b)
 {
     const size_t mr = kernel->mr, nr = kernel->nr;
     const size_t block_rows = rows_per_block(mr, kc, m);
@@ -93,9 +107,13 @@ static void walk(const ember_f32_gemm_kernel *kernel, size_t m, size_t n, size_t
             const size_t i_end = m - i_block < block_rows ? m : i_block + block_rows;
             for (size_t j_span = 0; j_span < n; j_span += span) {
                 const size_t j_end = n - j_span < span ? n : j_span + span;
+                const size_t tiles = (i_end - i_block + mr - 1) / mr;
                 for (size_t i = i_block; i < i_end; i += mr) {
                     const size_t m_tile = m - i < mr ? m - i : mr;
                     const float *a_panel = k ? a_packed + i * k + k0 * mr : a_packed;
+                    if (stream_b && j_end < n)
+                        prefetch_share(b + j_end * k + k0 * nr, k_pass * nr, (i - i_block) / mr,
+                                       tiles);
                     tile.bias_row = last && params->bias_row ? params->bias_row + i : NULL;
                     for (size_t j = j_span; j < j_end; j += nr) {
                         const size_t n_tile = n - j < nr ? n - j : nr;
@@ -131,7 +149,8 @@ void ember_f32_gemm_packed(const ember_f32_gemm_kernel *kernel, size_t m, size_t
         const size_t passes = (k + EMBER_F32_GEMM_PACKED_KC - 1) / EMBER_F32_GEMM_PACKED_KC;
         kc = (k + passes - 1) / passes;
     }
-    walk(kernel, m, n, k, kc, a_packed, b_packed, NULL, c, c_row_stride, params);
+    walk(kernel, m, n, k, kc, a_packed, b_packed, NULL, c, c_row_stride, params,
+         ember_f32_packed_b_floats(kernel->nr, k, n) * sizeof(float) > EMBER_F32_GEMM_STREAMED_BYTES);
 }
 
 void ember_f32_gemm_indirect(const ember_f32_gemm_kernel *kernel, size_t m, size_t n, size_t k,
@@ -139,5 +158,5 @@ void ember_f32_gemm_indirect(const ember_f32_gemm_kernel *kernel, size_t m, size
                              float *c, size_t c_row_stride, const ember_f32_gemm_params *params)
 {
     walk(kernel, m, n, k, EMBER_F32_GEMM_INDIRECT_KC, a_packed, b, offsets, c, c_row_stride,
-         params);
+         params, 0);
 }
