@@ -294,15 +294,28 @@ static void same_side_columns(const conv_prepared *p, const float *in, const flo
                               float bias, float *out)
 {
     const int64_t h = p->in_dims[0], width = p->in_dims[1], right = width - 2;
+    const float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5];
+    const float w6 = w[6], w7 = w[7], w8 = w[8]; /* held: out may alias w for all C knows */
     for (int64_t r = 0; r < h; r++) {
-        const int first = r == 0, end = r == h - 1 ? 2 : 3; /* the kernel rows inside */
-        const float *x = in + (r + first - 1) * width;
+        const float *x1 = in + r * width;
         float left = bias, last = bias;
-        for (int i = first; i < end; i++, x += width) {
-            left += w[3 * i + 1] * x[0];
-            left += w[3 * i + 2] * x[1];
-            last += w[3 * i] * x[right];
-            last += w[3 * i + 1] * x[right + 1];
+        if (r > 0) {
+            const float *x0 = x1 - width;
+            left += w1 * x0[0];
+            left += w2 * x0[1];
+            last += w0 * x0[right];
+            last += w1 * x0[right + 1];
+        }
+        left += w4 * x1[0];
+        left += w5 * x1[1];
+        last += w3 * x1[right];
+        last += w4 * x1[right + 1];
+        if (r < h - 1) {
+            const float *x2 = x1 + width;
+            left += w7 * x2[0];
+            left += w8 * x2[1];
+            last += w6 * x2[right];
+            last += w7 * x2[right + 1];
         }
         left = left < p->min ? p->min : left;
         last = last < p->min ? p->min : last;
