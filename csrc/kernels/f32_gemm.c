@@ -37,8 +37,9 @@
  * the extra passes over C cost more there. */
 #define EMBER_F32_GEMM_PACKED_KC 384
 #define EMBER_F32_GEMM_B_CACHED_BYTES (1024 * 1024)
-/* Packed B past this is taken to stream from past L2: its panels are prefetched. */
-#define EMBER_F32_GEMM_STREAMED_BYTES (256 * 1024)
+/* Packed B past this is taken to stream from past L2: its panels are prefetched. (A conv's
+ * packed block of im2col columns is at most 512 KiB and meant to stay in L2.) */
+#define EMBER_F32_GEMM_STREAMED_BYTES (512 * 1024)
 
 /* Rows per A block in passes of kc: a multiple of mr, at least one panel. */
 static size_t rows_per_block(size_t mr, size_t kc, size_t m)
@@ -68,12 +69,6 @@ static size_t column_span(size_t nr, size_t k)
     return EMBER_F32_GEMM_SPAN_BYTES / (k * nr * sizeof(float)) * nr;
 }
 
-/*
- * The walk of both forms, in passes over K of kc (the last one applies the epilogue;
- * the others accumulate into C, unclamped): B's column tile j, rows [k0, k0 + kc), is
- * the packed panel's rows at b + j·k + k0·nr (offsets NULL) or the in-place rows at
- * b + j + offsets[k0 + p].
- */
 /* The next panel's share for row tile t of `tiles`: its lines prefetched a share per tile,
  * so that a packed B streamed from memory (past L2: the filter of a 7×7 conv with the
  * pixels as rows) arrives while the current panel is multiplied, not when its first
@@ -86,53 +81,84 @@ static void prefetch_share(const float *panel, size_t floats, size_t t, size_t t
         __builtin_prefetch(bytes + l * 64, 0, 3);
 }
 
+/* One pass over K of the walk: its operands and epilogue. */
+typedef struct pass {
+    const ember_f32_gemm_kernel *kernel;
+    size_t m, n, k, k0, k_pass;
+    const float *a_packed, *b;
+    const int32_t *offsets;
+    float *c;
+    size_t c_row_stride;
+    const ember_f32_gemm_params *params; /* the caller's: its biases */
+    ember_f32_gemm_params tile;          /* this pass's epilogue */
+    int last;                            /* the last pass: biases and clamp applied */
+} pass;
+
+/* The tile at row i, column j. B's column tile j, rows [k0, k0 + k_pass), is the packed
+ * panel's rows at b + j·k + k0·nr (offsets NULL) or the in-place rows at
+ * b + j + offsets[k0 + p]; with k = 0 the panels are empty (maybe NULL) and the kernel
+ * reads none: offsetting them would be undefined. */
+static inline void tile_at(pass *w, size_t i, size_t j)
+{
+    const size_t mr = w->kernel->mr, nr = w->kernel->nr;
+    const size_t m_tile = w->m - i < mr ? w->m - i : mr, n_tile = w->n - j < nr ? w->n - j : nr;
+    const float *a_panel = w->k ? w->a_packed + i * w->k + w->k0 * mr : w->a_packed;
+    const float *b_tile = w->offsets ? w->b + j : w->k ? w->b + j * w->k + w->k0 * nr : w->b;
+    float *c_tile = (float *)((char *)w->c + i * w->c_row_stride) + j;
+    w->tile.bias_row = w->last && w->params->bias_row ? w->params->bias_row + i : NULL;
+    w->tile.bias_col = w->last && w->params->bias_col ? w->params->bias_col + j : NULL;
+    if (w->offsets)
+        w->kernel->indirect(m_tile, n_tile, w->k_pass, a_panel, b_tile, w->offsets + w->k0,
+                            c_tile, w->c_row_stride, &w->tile);
+    else
+        w->kernel->fn(m_tile, n_tile, w->k_pass, a_panel, b_tile, c_tile, w->c_row_stride,
+                      &w->tile);
+}
+
+/* Rows [i_block, i_end) of a pass: columns outer, each panel down every row of the block
+ * (the next panel prefetched a share per row tile when B streams), or in spans. */
+static void block_of_rows(pass *w, size_t i_block, size_t i_end, int stream_b)
+{
+    const size_t mr = w->kernel->mr, nr = w->kernel->nr, span = column_span(nr, w->k_pass);
+    if (span == nr) {
+        const size_t tiles = (i_end - i_block + mr - 1) / mr;
+        for (size_t j = 0; j < w->n; j += nr)
+            for (size_t i = i_block, t = 0; i < i_end; i += mr, t++) {
+                if (stream_b && j + nr < w->n)
+                    prefetch_share(w->b + (j + nr) * w->k + w->k0 * nr, w->k_pass * nr, t,
+                                   tiles);
+                tile_at(w, i, j);
+            }
+        return;
+    }
+    for (size_t j_span = 0; j_span < w->n; j_span += span) {
+        const size_t j_end = w->n - j_span < span ? w->n : j_span + span;
+        for (size_t i = i_block; i < i_end; i += mr)
+            for (size_t j = j_span; j < j_end; j += nr)
+                tile_at(w, i, j);
+    }
+}
+
+/* The walk of both forms, in passes over K of kc (the last one applies the epilogue; the
+ * others accumulate into C, unclamped), in blocks of rows of A. */
 static void walk(const ember_f32_gemm_kernel *kernel, size_t m, size_t n, size_t k, size_t kc,
                  const float *a_packed, const float *b, const int32_t *offsets, float *c,
                  size_t c_row_stride, const ember_f32_gemm_params *params, int stream_b)
 {
-    const size_t mr = kernel->mr, nr = kernel->nr;
-    const size_t block_rows = rows_per_block(mr, kc, m);
+    const size_t block_rows = rows_per_block(kernel->mr, kc, m);
     for (size_t k0 = 0; k0 < k || k0 == 0; k0 += kc) {
-        const size_t k_pass = k - k0 < kc ? k - k0 : kc;
-        const int last = k0 + k_pass >= k;
-        ember_f32_gemm_params tile = *params;
+        pass w = {kernel, m, n, k, k0, k - k0 < kc ? k - k0 : kc, a_packed, b, offsets, c,
+                  c_row_stride, params, *params, 0};
+        w.last = k0 + w.k_pass >= k;
         if (k0 > 0)
-            tile.accumulate = 1;
-        if (!last) {
-            tile.min = -INFINITY;
-            tile.max = INFINITY;
+            w.tile.accumulate = 1;
+        if (!w.last) {
+            w.tile.min = -INFINITY;
+            w.tile.max = INFINITY;
         }
-        const size_t span = column_span(nr, k_pass);
-        for (size_t i_block = 0; i_block < m; i_block += block_rows) {
-            const size_t i_end = m - i_block < block_rows ? m : i_block + block_rows;
-            for (size_t j_span = 0; j_span < n; j_span += span) {
-                const size_t j_end = n - j_span < span ? n : j_span + span;
-                const size_t tiles = (i_end - i_block + mr - 1) / mr;
-                for (size_t i = i_block; i < i_end; i += mr) {
-                    const size_t m_tile = m - i < mr ? m - i : mr;
-                    const float *a_panel = k ? a_packed + i * k + k0 * mr : a_packed;
-                    if (stream_b && j_end < n)
-                        prefetch_share(b + j_end * k + k0 * nr, k_pass * nr, (i - i_block) / mr,
-                                       tiles);
-                    tile.bias_row = last && params->bias_row ? params->bias_row + i : NULL;
-                    for (size_t j = j_span; j < j_end; j += nr) {
-                        const size_t n_tile = n - j < nr ? n - j : nr;
-                        /* Panel j/nr starts at (j/nr)*nr*k. With k = 0 the panels are empty
-                         * (maybe NULL) and the kernel reads none: offsetting them would be
-                         * undefined. */
-                        const float *b_tile = offsets ? b + j : k ? b + j * k + k0 * nr : b;
-                        float *c_tile = (float *)((char *)c + i * c_row_stride) + j;
-                        tile.bias_col = last && params->bias_col ? params->bias_col + j : NULL;
-                        if (offsets)
-                            kernel->indirect(m_tile, n_tile, k_pass, a_panel, b_tile,
-                                             offsets + k0, c_tile, c_row_stride, &tile);
-                        else
-                            kernel->fn(m_tile, n_tile, k_pass, a_panel, b_tile, c_tile,
-                                       c_row_stride, &tile);
-                    }
-                }
-            }
-        }
+        for (size_t i_block = 0; i_block < m; i_block += block_rows)
+            block_of_rows(&w, i_block, m - i_block < block_rows ? m : i_block + block_rows,
+                          stream_b);
         if (k == 0)
             break;
     }

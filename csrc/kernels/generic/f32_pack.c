@@ -79,11 +79,19 @@ static int packed_whole_panel(size_t nr, size_t k, size_t cols, const float *src
     }
 }
 
-/* Row p of every whole panel, from one contiguous row of B read front to back. */
+/* Row p of every whole panel, from one contiguous row of B read front to back, four
+ * panels per loop test (aarch64: the loop's own instructions were a third of the copy's). */
 static inline __attribute__((always_inline)) void
 row_across_panels(size_t nr, size_t panels, const float *src, float *packed, size_t panel_floats)
 {
-    for (size_t q = 0; q < panels; q++, src += nr, packed += panel_floats)
+    size_t q = 0;
+    for (; q + 4 <= panels; q += 4, src += 4 * nr, packed += 4 * panel_floats) {
+        memcpy(packed, src, nr * sizeof(float));
+        memcpy(packed + panel_floats, src + nr, nr * sizeof(float));
+        memcpy(packed + 2 * panel_floats, src + 2 * nr, nr * sizeof(float));
+        memcpy(packed + 3 * panel_floats, src + 3 * nr, nr * sizeof(float));
+    }
+    for (; q < panels; q++, src += nr, packed += panel_floats)
         memcpy(packed, src, nr * sizeof(float));
 }
 
