@@ -6,8 +6,8 @@ from cook_testing import rand
 from ember.cook.facts import Fact
 from ember.cook.ir import Graph
 from ember.cook.model import TypedModel
-from ember.cook.ops import (BatchNorm, Binary, Cast, Clamp, Concat, Conv, MatMul, Reshape,
-                            Squeeze, Transpose, Unary, Unsqueeze)
+from ember.cook.ops import (BatchNorm, Binary, Cast, Clamp, Concat, Conv, MatMul, Pad,
+                            Reshape, Squeeze, Transpose, Unary, Unsqueeze)
 from ember.cook.passes.declutter import declutter
 
 
@@ -56,6 +56,33 @@ def conv_graph(consumers=1):
     if consumers == 2:
         graph.set_output(c, "conv_out")
     return graph
+
+
+def padded_conv_graph(pads, value=0.0, consumers=1):
+    graph, x = graph_with_input()
+    p = graph.wire1("pad", Pad(pads, value=value), [x])
+    w = graph.add_const("w", rand(4, 3, 3, 2, seed=1))
+    graph.set_output(graph.wire1("y", Conv([1, 2], [1, 1], [(1, 0), (0, 1)]), [p, w]))
+    if consumers == 2:
+        graph.set_output(p, "padded")
+    return graph
+
+
+def test_zero_pad_folds_into_conv_padding():
+    model = check(padded_conv_graph([(0, 0), (0, 0), (2, 0), (1, 3)]),
+                  ["Source", "Pad", "Const", "Conv"], ["Source", "Const", "Conv"])
+    (conv,) = [n.op for n in model.graph.nodes.values() if isinstance(n.op, Conv)]
+    assert conv.padding == ((3, 0), (1, 4))
+
+
+@pytest.mark.parametrize("pads, value, consumers", [
+    ([(0, 0), (0, 0), (2, 0), (1, 3)], 1.5, 1),   # not zeros
+    ([(1, 0), (0, 0), (2, 0), (1, 3)], 0.0, 1),   # the batch axis
+    ([(0, 0), (0, 0), (2, 0), (1, 3)], 0.0, 2),   # the padded tensor read elsewhere
+])
+def test_pad_kept_when_not_the_convs_own(pads, value, consumers):
+    check(padded_conv_graph(pads, value, consumers), ["Source", "Pad", "Const", "Conv"],
+          ["Source", "Pad", "Const", "Conv"])
 
 
 def test_batchnorm_folds_into_conv():
