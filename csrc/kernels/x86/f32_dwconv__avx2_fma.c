@@ -186,25 +186,27 @@ void ember_f32_dwconv_3x3s2__avx2_fma(size_t n, const float *const *row, const f
  * few: no mask, no read past the plane); each input pixel goes to its padded position.
  */
 
-static inline void transpose_8x8(__m256 *v)
-{
-    const __m256 t0 = _mm256_unpacklo_ps(v[0], v[1]), t1 = _mm256_unpackhi_ps(v[0], v[1]);
-    const __m256 t2 = _mm256_unpacklo_ps(v[2], v[3]), t3 = _mm256_unpackhi_ps(v[2], v[3]);
-    const __m256 t4 = _mm256_unpacklo_ps(v[4], v[5]), t5 = _mm256_unpackhi_ps(v[4], v[5]);
-    const __m256 t6 = _mm256_unpacklo_ps(v[6], v[7]), t7 = _mm256_unpackhi_ps(v[6], v[7]);
-    const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-    const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-    const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-    const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-    v[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
-    v[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
-    v[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
-    v[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
-    v[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
-    v[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
-    v[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
-    v[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
-}
+/* r0..r7 (8 vectors, named: an array was kept on the stack, every step a store and a
+ * load) transposed in place: unpacks, in-lane shuffles, lane swaps. */
+#define EMBER_TRANSPOSE_8X8(r0, r1, r2, r3, r4, r5, r6, r7)                                \
+    do {                                                                                   \
+        const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);     \
+        const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);     \
+        const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);     \
+        const __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);     \
+        const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE); \
+        const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE); \
+        const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE); \
+        const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE); \
+        r0 = _mm256_permute2f128_ps(u0, u4, 0x20);                                         \
+        r1 = _mm256_permute2f128_ps(u1, u5, 0x20);                                         \
+        r2 = _mm256_permute2f128_ps(u2, u6, 0x20);                                         \
+        r3 = _mm256_permute2f128_ps(u3, u7, 0x20);                                         \
+        r4 = _mm256_permute2f128_ps(u0, u4, 0x31);                                         \
+        r5 = _mm256_permute2f128_ps(u1, u5, 0x31);                                         \
+        r6 = _mm256_permute2f128_ps(u2, u6, 0x31);                                         \
+        r7 = _mm256_permute2f128_ps(u3, u7, 0x31);                                         \
+    } while (0)
 
 /* The input planes' pixels into the padded block at their (row + pad_top, column +
  * pad_left). A plane of fewer than 8 pixels goes a float at a time. */
@@ -221,18 +223,28 @@ static void block_in(const ember_f32_dwconv_geometry *g, const float *const *pla
     }
     for (size_t p = 0;; p += V) {
         const size_t at = p < n - V ? p : n - V;
-        __m256 v[V];
-        for (size_t c = 0; c < V; c++)
-            v[c] = _mm256_loadu_ps(plane[c] + at);
-        transpose_8x8(v);
+        __m256 r0 = _mm256_loadu_ps(plane[0] + at), r1 = _mm256_loadu_ps(plane[1] + at);
+        __m256 r2 = _mm256_loadu_ps(plane[2] + at), r3 = _mm256_loadu_ps(plane[3] + at);
+        __m256 r4 = _mm256_loadu_ps(plane[4] + at), r5 = _mm256_loadu_ps(plane[5] + at);
+        __m256 r6 = _mm256_loadu_ps(plane[6] + at), r7 = _mm256_loadu_ps(plane[7] + at);
+        EMBER_TRANSPOSE_8X8(r0, r1, r2, r3, r4, r5, r6, r7);
+        float *to[V]; /* pixel at + k's place in the block */
         size_t row = at / g->in_w, column = at % g->in_w;
         for (size_t k = 0; k < V; k++) {
-            _mm256_store_ps(origin + (row * width + column) * V, v[k]);
+            to[k] = origin + (row * width + column) * V;
             if (++column == g->in_w) {
                 column = 0;
                 row++;
             }
         }
+        _mm256_store_ps(to[0], r0);
+        _mm256_store_ps(to[1], r1);
+        _mm256_store_ps(to[2], r2);
+        _mm256_store_ps(to[3], r3);
+        _mm256_store_ps(to[4], r4);
+        _mm256_store_ps(to[5], r5);
+        _mm256_store_ps(to[6], r6);
+        _mm256_store_ps(to[7], r7);
         if (at == n - V)
             return;
     }
@@ -250,12 +262,27 @@ static void block_out(size_t n, const float *block, size_t channels, float *out,
     }
     for (size_t p = 0;; p += V) {
         const size_t at = p < n - V ? p : n - V;
-        __m256 v[V];
-        for (size_t k = 0; k < V; k++)
-            v[k] = _mm256_load_ps(block + (at + k) * V);
-        transpose_8x8(v);
-        for (size_t c = 0; c < channels; c++)
-            _mm256_storeu_ps(out + c * out_stride + at, v[c]);
+        const float *from = block + at * V;
+        __m256 r0 = _mm256_load_ps(from), r1 = _mm256_load_ps(from + V);
+        __m256 r2 = _mm256_load_ps(from + 2 * V), r3 = _mm256_load_ps(from + 3 * V);
+        __m256 r4 = _mm256_load_ps(from + 4 * V), r5 = _mm256_load_ps(from + 5 * V);
+        __m256 r6 = _mm256_load_ps(from + 6 * V), r7 = _mm256_load_ps(from + 7 * V);
+        EMBER_TRANSPOSE_8X8(r0, r1, r2, r3, r4, r5, r6, r7);
+        float *to = out + at;
+        const __m256 rows[V] = {r0, r1, r2, r3, r4, r5, r6, r7};
+        if (channels == V) {
+            _mm256_storeu_ps(to, r0);
+            _mm256_storeu_ps(to + out_stride, r1);
+            _mm256_storeu_ps(to + 2 * out_stride, r2);
+            _mm256_storeu_ps(to + 3 * out_stride, r3);
+            _mm256_storeu_ps(to + 4 * out_stride, r4);
+            _mm256_storeu_ps(to + 5 * out_stride, r5);
+            _mm256_storeu_ps(to + 6 * out_stride, r6);
+            _mm256_storeu_ps(to + 7 * out_stride, r7);
+        } else {
+            for (size_t c = 0; c < channels; c++)
+                _mm256_storeu_ps(to + c * out_stride, rows[c]);
+        }
         if (at == n - V)
             return;
     }
