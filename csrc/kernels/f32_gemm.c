@@ -168,15 +168,15 @@ void ember_f32_gemm_packed(const ember_f32_gemm_kernel *kernel, size_t m, size_t
                            const float *a_packed, const float *b_packed, float *c,
                            size_t c_row_stride, const ember_f32_gemm_params *params)
 {
+    const size_t b_bytes = ember_f32_packed_b_floats(kernel->nr, k, n) * sizeof(float);
     size_t kc = k;
     if (k > EMBER_F32_GEMM_PACKED_KC && m > rows_per_block(kernel->mr, k, m) &&
-        ember_f32_packed_b_floats(kernel->nr, k, n) * sizeof(float) >
-            EMBER_F32_GEMM_B_CACHED_BYTES) {
+        b_bytes > EMBER_F32_GEMM_B_CACHED_BYTES) {
         const size_t passes = (k + EMBER_F32_GEMM_PACKED_KC - 1) / EMBER_F32_GEMM_PACKED_KC;
         kc = (k + passes - 1) / passes;
     }
     walk(kernel, m, n, k, kc, a_packed, b_packed, NULL, c, c_row_stride, params,
-         ember_f32_packed_b_floats(kernel->nr, k, n) * sizeof(float) > EMBER_F32_GEMM_STREAMED_BYTES);
+         b_bytes > EMBER_F32_GEMM_STREAMED_BYTES);
 }
 
 void ember_f32_gemm_indirect(const ember_f32_gemm_kernel *kernel, size_t m, size_t n, size_t k,

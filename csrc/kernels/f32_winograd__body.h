@@ -79,6 +79,16 @@ static inline float winograd_half_difference(float a, float b, float c)
     return 0.5f * (a - b + c);
 }
 
+/* A row (x0, x1, x2) of G g times Gᵀ: its four entries of U, at element e. A macro: as an
+ * inline function of its own restrict pointers, GCC left the loop scalar. */
+#define EMBER_WINOGRAD_FILTER_ROW(x0, x1, x2, e, r0, r1, r2, r3)                           \
+    do {                                                                                   \
+        (r0)[e] = (x0);                                                                    \
+        (r1)[e] = winograd_half_sum(x0, x1, x2);                                           \
+        (r2)[e] = winograd_half_difference(x0, x1, x2);                                    \
+        (r3)[e] = (x2);                                                                    \
+    } while (0)
+
 /* U = G g Gᵀ of n ≤ RUN elements: g's rows combined first (G g: rows 0 and 3 are g's rows 0
  * and 2, rows 1 and 2 halved sums), then each of those rows' columns (· Gᵀ, the same
  * combination), all in registers. One restrict pointer per output: with a stride alone
@@ -99,28 +109,20 @@ static inline void winograd_filter_run(size_t n, const float *restrict g, float 
         const float t3 = g[3 * RUN + e], t4 = g[4 * RUN + e], t5 = g[5 * RUN + e];
         const float t6 = g[6 * RUN + e], t7 = g[7 * RUN + e], t8 = g[8 * RUN + e];
         /* G g, rows 1 and 2 */
-        const float a0 = winograd_half_sum(t0, t3, t6), b0 = winograd_half_difference(t0, t3, t6);
-        const float a1 = winograd_half_sum(t1, t4, t7), b1 = winograd_half_difference(t1, t4, t7);
-        const float a2 = winograd_half_sum(t2, t5, t8), b2 = winograd_half_difference(t2, t5, t8);
+        const float a0 = winograd_half_sum(t0, t3, t6);
+        const float a1 = winograd_half_sum(t1, t4, t7);
+        const float a2 = winograd_half_sum(t2, t5, t8);
+        const float b0 = winograd_half_difference(t0, t3, t6);
+        const float b1 = winograd_half_difference(t1, t4, t7);
+        const float b2 = winograd_half_difference(t2, t5, t8);
         /* (G g) Gᵀ, a row of G g at a time */
-        u0[e] = t0;
-        u1[e] = winograd_half_sum(t0, t1, t2);
-        u2[e] = winograd_half_difference(t0, t1, t2);
-        u3[e] = t2;
-        u4[e] = a0;
-        u5[e] = winograd_half_sum(a0, a1, a2);
-        u6[e] = winograd_half_difference(a0, a1, a2);
-        u7[e] = a2;
-        u8[e] = b0;
-        u9[e] = winograd_half_sum(b0, b1, b2);
-        u10[e] = winograd_half_difference(b0, b1, b2);
-        u11[e] = b2;
-        u12[e] = t6;
-        u13[e] = winograd_half_sum(t6, t7, t8);
-        u14[e] = winograd_half_difference(t6, t7, t8);
-        u15[e] = t8;
+        EMBER_WINOGRAD_FILTER_ROW(t0, t1, t2, e, u0, u1, u2, u3);
+        EMBER_WINOGRAD_FILTER_ROW(a0, a1, a2, e, u4, u5, u6, u7);
+        EMBER_WINOGRAD_FILTER_ROW(b0, b1, b2, e, u8, u9, u10, u11);
+        EMBER_WINOGRAD_FILTER_ROW(t6, t7, t8, e, u12, u13, u14, u15);
     }
 }
+#undef EMBER_WINOGRAD_FILTER_ROW
 
 /* GCC splits a plain copy out of the run's loop as a memmove call */
 #if defined(__GNUC__) && !defined(__clang__)

@@ -354,8 +354,8 @@ static inline size_t ember_f32_dwconv_blocked_scratch(const ember_f32_dwconv_geo
  * w + c·taps (taps = kernel_h·kernel_w, row-major), its bias bias[c], its output plane at
  * out + c·out_stride (out_h × out_w):
  *
- *   out_c[r][o] = clamp(bias[c] + Σ_{i,j} w_c[i·kernel_w + j] ·
- *                       x_c(r·stride_h + i·dilation_h − pad_top, o·stride_w + j·dilation_w − pad_left))
+ *   out_c[r][o] = clamp(bias[c] + Σ_{i,j} w_c[i·kernel_w + j] · x_c(ih, iw)),
+ *   ih = r·stride_h + i·dilation_h − pad_top,  iw = o·stride_w + j·dilation_w − pad_left
  *
  * x_c 0 outside the input, as ONNX pads (a non-finite weight times the padding is NaN).
  * Taps are added to the bias in order. Vector kernels transpose the planes into scratch

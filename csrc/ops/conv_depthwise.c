@@ -407,14 +407,32 @@ static void blocked_run(const conv_prepared *p, const float *input, const float 
     memset(scratch, 0, ember_f32_dwconv_padding_floats(&p->dw_geometry) * sizeof(float));
     for (int64_t n = 0; n < p->batch; n++)
         for (int64_t c = 0; c < p->channels; c += EMBER_F32_DWCONV_BLOCK) {
-            const int64_t left = p->channels - c;
-            p->dw_blocked(&p->dw_geometry,
-                          (size_t)(left < EMBER_F32_DWCONV_BLOCK ? left : EMBER_F32_DWCONV_BLOCK),
+            const int64_t left = p->channels - c, most = EMBER_F32_DWCONV_BLOCK;
+            const size_t block = (size_t)(left < most ? left : most);
+            p->dw_blocked(&p->dw_geometry, block,
                           input + (n * p->channels + c) * p->in_pixels, (size_t)p->in_pixels,
                           filter + c * p->depth, bias + c,
                           output + (n * p->out_channels + c) * p->out_pixels,
                           (size_t)p->out_pixels, &params, scratch);
         }
+}
+
+/* One input channel's group_out output planes, by the path prepare chose. */
+static void depthwise_channel(const conv_prepared *p, const float *in, const float *filter,
+                              const float *bias, float *out, float *scratch)
+{
+    if (p->dw_run && !p->dw_in_place) {
+        direct_channel(p, in, filter, bias, out, scratch);
+        return;
+    }
+    for (int64_t j = 0; j < p->group_out; j++, filter += p->depth, out += p->out_pixels) {
+        if (p->dw_in_place == IN_PLACE_SAME)
+            same_plane(p, in, filter, bias[j], out);
+        else if (p->dw_in_place == IN_PLACE_STRIDE_2)
+            stride2_plane(p, in, filter, bias[j], out, scratch);
+        else
+            depthwise_plane(p, in, filter, bias[j], out);
+    }
 }
 
 void ember_conv_depthwise_run(const conv_prepared *p, const float *input, const float *filter,
@@ -424,30 +442,15 @@ void ember_conv_depthwise_run(const conv_prepared *p, const float *input, const 
         blocked_run(p, input, filter, bias, output, scratch);
         return;
     }
-    if (p->dw_in_place == IN_PLACE_STRIDE_2)
+    if (p->dw_in_place == IN_PLACE_STRIDE_2) /* the zero row */
         memset(scratch, 0, (size_t)p->in_dims[1] * sizeof(float));
-    else if (p->dw_run && !p->dw_in_place)
+    else if (p->dw_run && !p->dw_in_place) /* the band's padding */
         memset(scratch, 0, p->band_floats * sizeof(float));
     for (int64_t n = 0; n < p->batch; n++)
         for (int64_t c = 0; c < p->channels; c++) {
-            const float *in = input + (n * p->channels + c) * p->in_pixels;
             const int64_t o = c * p->group_out;
-            float *out = output + (n * p->out_channels + o) * p->out_pixels;
-            for (int64_t j = 0; p->dw_in_place && j < p->group_out; j++) {
-                if (p->dw_in_place == IN_PLACE_SAME)
-                    same_plane(p, in, filter + (o + j) * 9, bias[o + j], out + j * p->out_pixels);
-                else
-                    stride2_plane(p, in, filter + (o + j) * 9, bias[o + j],
-                                  out + j * p->out_pixels, scratch);
-            }
-            if (p->dw_in_place)
-                continue;
-            if (p->dw_run) {
-                direct_channel(p, in, filter + o * p->depth, bias + o, out, scratch);
-                continue;
-            }
-            for (int64_t j = 0; j < p->group_out; j++)
-                depthwise_plane(p, in, filter + (o + j) * p->depth, bias[o + j],
-                                out + j * p->out_pixels);
+            depthwise_channel(p, input + (n * p->channels + c) * p->in_pixels,
+                              filter + o * p->depth, bias + o,
+                              output + (n * p->out_channels + o) * p->out_pixels, scratch);
         }
 }

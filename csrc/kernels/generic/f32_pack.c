@@ -79,20 +79,25 @@ static int packed_whole_panel(size_t nr, size_t k, size_t cols, const float *src
     }
 }
 
-/* Row p of every whole panel, from one contiguous row of B read front to back, four
- * panels per loop test (aarch64: the loop's own instructions were a third of the copy's). */
+/* Each of B's k rows into row p of every whole panel, read front to back, four panels
+ * per loop test (aarch64: the loop's own instructions were a third of the copy's). */
 static inline __attribute__((always_inline)) void
-row_across_panels(size_t nr, size_t panels, const float *src, float *packed, size_t panel_floats)
+rows_across_panels(size_t nr, size_t k, size_t panels, const float *b, size_t rs,
+                   float *packed, size_t panel_floats)
 {
-    size_t q = 0;
-    for (; q + 4 <= panels; q += 4, src += 4 * nr, packed += 4 * panel_floats) {
-        memcpy(packed, src, nr * sizeof(float));
-        memcpy(packed + panel_floats, src + nr, nr * sizeof(float));
-        memcpy(packed + 2 * panel_floats, src + 2 * nr, nr * sizeof(float));
-        memcpy(packed + 3 * panel_floats, src + 3 * nr, nr * sizeof(float));
+    for (size_t p = 0; p < k; p++, b += rs, packed += nr) {
+        const float *src = b;
+        float *dst = packed;
+        size_t q = 0;
+        for (; q + 4 <= panels; q += 4, src += 4 * nr, dst += 4 * panel_floats) {
+            memcpy(dst, src, nr * sizeof(float));
+            memcpy(dst + panel_floats, src + nr, nr * sizeof(float));
+            memcpy(dst + 2 * panel_floats, src + 2 * nr, nr * sizeof(float));
+            memcpy(dst + 3 * panel_floats, src + 3 * nr, nr * sizeof(float));
+        }
+        for (; q < panels; q++, src += nr, dst += panel_floats)
+            memcpy(dst, src, nr * sizeof(float));
     }
-    for (; q < panels; q++, src += nr, packed += panel_floats)
-        memcpy(packed, src, nr * sizeof(float));
 }
 
 /* Contiguous rows (cs = 1) into whole panels a row at a time: each row of B is one stream
@@ -106,13 +111,11 @@ static size_t packed_by_rows(size_t nr, size_t k, size_t n, const float *b, size
     const size_t panels = n / nr;
     if (cs != 1 || panels < 2)
         return 0;
-    for (size_t p = 0; p < k; p++, b += rs, packed += nr) {
-        switch (nr) {
-        case 8: row_across_panels(8, panels, b, packed, panel_floats); break;
-        case 16: row_across_panels(16, panels, b, packed, panel_floats); break;
-        case 32: row_across_panels(32, panels, b, packed, panel_floats); break;
-        default: return 0;
-        }
+    switch (nr) {
+    case 8: rows_across_panels(8, k, panels, b, rs, packed, panel_floats); break;
+    case 16: rows_across_panels(16, k, panels, b, rs, packed, panel_floats); break;
+    case 32: rows_across_panels(32, k, panels, b, rs, packed, panel_floats); break;
+    default: return 0;
     }
     return panels * nr;
 }

@@ -194,10 +194,14 @@ void ember_f32_dwconv_3x3s2__avx2_fma(size_t n, const float *const *row, const f
         const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);     \
         const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);     \
         const __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);     \
-        const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE); \
-        const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE); \
-        const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE); \
-        const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE); \
+        const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44);                                 \
+        const __m256 u1 = _mm256_shuffle_ps(t0, t2, 0xEE);                                 \
+        const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44);                                 \
+        const __m256 u3 = _mm256_shuffle_ps(t1, t3, 0xEE);                                 \
+        const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44);                                 \
+        const __m256 u5 = _mm256_shuffle_ps(t4, t6, 0xEE);                                 \
+        const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44);                                 \
+        const __m256 u7 = _mm256_shuffle_ps(t5, t7, 0xEE);                                 \
         r0 = _mm256_permute2f128_ps(u0, u4, 0x20);                                         \
         r1 = _mm256_permute2f128_ps(u1, u5, 0x20);                                         \
         r2 = _mm256_permute2f128_ps(u2, u6, 0x20);                                         \
