@@ -16,7 +16,10 @@
  *   - mul(x, g) / mul(g, x), g a computed tensor the host op accepts as a gate (a scale
  *     takes its own operand: hardswish), last: nothing is absorbed after it.
  * A value that is a graph output, or read by more than one node, stops the chain: its
- * bytes must exist unclamped. Each absorbed node becomes an alias of the GEMM output.
+ * bytes must exist unclamped. But for one case, also last: the plan's hardswish of the
+ * chain's value x, its four nodes mul(x, a), add(·, b), clamp(·, lo, hi), mul(x, ·) (x read
+ * twice), into an op that accepts a hard swish (a conv: MobileNetV3's every other conv).
+ * Each absorbed node becomes an alias of the GEMM output.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -27,6 +30,7 @@
 #include "core/shape.h"
 
 typedef struct use_info {
+    const uint8_t *live; /* per node */
     int *count;     /* live readers of each value (a node reading twice counts twice) */
     int *consumer;  /* the last live reader of each value */
     uint8_t *is_output;
@@ -155,8 +159,68 @@ static int absorb(const ember_model *model, const ember_node *gemm, const ember_
     return 0;
 }
 
+/* The one live reader of value v, when it is an f32 op `name` of v's shape and v is no
+ * graph output; else NULL. */
+static const ember_node *sole_reader(const ember_model *model, const use_info *uses, int v,
+                                     const char *name)
+{
+    if (uses->is_output[v] || uses->count[v] != 1)
+        return NULL;
+    const ember_node *reader = &model->nodes[uses->consumer[v]];
+    const ember_value *in = &model->values[v], *out = &model->values[reader->output];
+    return is_op(reader, name) && out->datum_type == EMBER_F32 &&
+                   ember_shape_equal(out->shape, out->rank, in->shape, in->rank)
+               ? reader
+               : NULL;
+}
+
+/* The scalar constant of binary `node` beside operand v, or 0. */
+static int scalar_beside(const ember_model *model, const ember_node *node, int v, float *k)
+{
+    const int other = node->inputs[node->inputs[0] == v ? 1 : 0];
+    return node->input_count == 2 && (node->inputs[0] == v || node->inputs[1] == v) &&
+           constant_scalar(&model->values[other], k);
+}
+
+/* Absorb the plan's hardswish of value v (cook/ops/elementwise.py writes it mul(v, alpha),
+ * add(·, beta), clamp(·, lo, hi), mul(v, ·)): v's two readers are its first and last
+ * nodes, the last reading v and the clamp. Returns 1 when absorbed. */
+static int fuse_hard_swish(const ember_model *model, const use_info *uses, size_t g, int v,
+                           int *fused_into, ember_epilogue *epilogue)
+{
+    const ember_node *host = &model->nodes[g];
+    if (host->op->accepts_hard_swish == NULL || !host->op->accepts_hard_swish(host) ||
+        epilogue->gate >= 0 || uses->is_output[v] || uses->count[v] != 2)
+        return 0;
+    const ember_node *last = &model->nodes[uses->consumer[v]], *first = NULL;
+    for (size_t n = g + 1; first == NULL && n < (size_t)uses->consumer[v]; n++)
+        for (size_t i = 0; uses->live[n] && i < model->nodes[n].input_count; i++)
+            if (model->nodes[n].inputs[i] == v)
+                first = &model->nodes[n];
+    ember_f32_hard_swish gate = {0.0f, 0.0f, 0.0f, 0.0f, NULL};
+    if (first == NULL || !is_op(first, "mul") || !scalar_beside(model, first, v, &gate.alpha))
+        return 0;
+    const ember_node *shift = sole_reader(model, uses, first->output, "add");
+    if (shift == NULL || !scalar_beside(model, shift, first->output, &gate.beta))
+        return 0;
+    const ember_node *clamp = sole_reader(model, uses, shift->output, "clamp");
+    if (clamp == NULL || clamp->inputs[0] != shift->output ||
+        !constant_scalar(&model->values[clamp->inputs[1]], &gate.lo) ||
+        !constant_scalar(&model->values[clamp->inputs[2]], &gate.hi) || gate.lo > gate.hi ||
+        sole_reader(model, uses, clamp->output, "mul") != last ||
+        !((last->inputs[0] == v && last->inputs[1] == clamp->output) ||
+          (last->inputs[1] == v && last->inputs[0] == clamp->output)))
+        return 0;
+    const ember_node *nodes[4] = {first, shift, clamp, last};
+    for (int i = 0; i < 4; i++)
+        fused_into[nodes[i] - model->nodes] = (int)g;
+    epilogue->hard_swished = 1;
+    epilogue->hard_swish = gate;
+    return 1;
+}
+
 /* Follow single consumers from the GEMM's output, absorbing while `absorb` accepts. The
- * chain stops at the first value someone else needs as is. */
+ * chain stops at the first value someone else needs as is, or after a hard swish. */
 static void fuse_chain(const ember_model *model, const use_info *uses, size_t g,
                        int *fused_into, ember_epilogue *epilogue)
 {
@@ -165,10 +229,11 @@ static void fuse_chain(const ember_model *model, const use_info *uses, size_t g,
     while (!uses->is_output[v] && uses->count[v] == 1) {
         const ember_node *consumer = &model->nodes[uses->consumer[v]];
         if (!absorb(model, gemm, consumer, v, epilogue))
-            break;
+            return;
         fused_into[uses->consumer[v]] = (int)g;
         v = consumer->output;
     }
+    fuse_hard_swish(model, uses, g, v, fused_into, epilogue);
 }
 
 /* Use counts are over live nodes only: a dead reader (pruned later) must not prevent a
@@ -177,6 +242,7 @@ ember_status ember_fuse_epilogues(const ember_model *model, const uint8_t *live,
                                   int *fused_into, ember_epilogue *epilogues)
 {
     use_info uses;
+    uses.live = live;
     uses.count = calloc(model->value_count + 1, sizeof(int));
     uses.consumer = calloc(model->value_count + 1, sizeof(int));
     uses.is_output = calloc(model->value_count + 1, 1);
@@ -197,6 +263,8 @@ ember_status ember_fuse_epilogues(const ember_model *model, const uint8_t *live,
         epilogues[n].bias_axis = -1;
         epilogues[n].residual = -1;
         epilogues[n].gate = -1;
+        epilogues[n].hard_swished = 0;
+        memset(&epilogues[n].hard_swish, 0, sizeof epilogues[n].hard_swish);
         for (size_t i = 0; live[n] && i < model->nodes[n].input_count; i++) {
             uses.count[model->nodes[n].inputs[i]]++;
             uses.consumer[model->nodes[n].inputs[i]] = (int)n;

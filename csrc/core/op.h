@@ -71,7 +71,9 @@ enum {
  * out = clamp(op(x) + bias + residual, min, max), bias broadcast along one output axis,
  * residual a computed tensor of the output's shape (a ResNet block's skip connection);
  * then, with a gate, out · g (hardswish: x · clamp(x/6 + 1/2, 0, 1), the host being the
- * scale x/6 and g its own operand x). */
+ * scale x/6 and g its own operand x), or with a hard swish, out · clamp(out · alpha +
+ * beta, lo, hi) (the hardswish of a conv's result: the four nodes of it, the host being
+ * the conv). */
 typedef struct ember_epilogue {
     float min, max;          /* -INFINITY / INFINITY when no clamp was fused */
     float *bias;             /* bias_length floats along output axis bias_axis, or NULL */
@@ -80,6 +82,8 @@ typedef struct ember_epilogue {
     int residual;            /* value id of the residual, -1 for none: the run finds its
                                 tensor in ember_op_io.residual */
     int gate;                /* value id of the gate, -1 for none (the host reads it) */
+    int hard_swished;        /* nonzero: hard_swish's alpha, beta, lo and hi apply, last */
+    ember_f32_hard_swish hard_swish; /* its apply is the host's to choose (NULL here) */
 } ember_epilogue;
 
 /* What prepare works with, and what it reports back. */
@@ -129,6 +133,9 @@ typedef struct ember_op {
     /* For EMBER_OP_FUSES_EPILOGUE ops, may be NULL (never): whether the run can multiply
      * its clamped result by value `gate`, last. */
     int (*accepts_gate)(const ember_model *model, const ember_node *node, int gate);
+    /* For EMBER_OP_FUSES_EPILOGUE ops, may be NULL (never): whether the run can apply a hard
+     * swish to its clamped result, last (ember_epilogue). */
+    int (*accepts_hard_swish)(const ember_node *node);
     /* NULL: no prepared state and no scratch. */
     ember_status (*prepare)(ember_prepare_context *ctx, void **out_prepared);
     void (*run)(const ember_node *node, void *prepared, const ember_op_io *io);

@@ -155,6 +155,7 @@ static void walk(const ember_f32_gemm_kernel *kernel, size_t m, size_t n, size_t
         if (!w.last) {
             w.tile.min = -INFINITY;
             w.tile.max = INFINITY;
+            w.tile.hard_swish = NULL;
         }
         for (size_t i_block = 0; i_block < m; i_block += block_rows)
             block_of_rows(&w, i_block, m - i_block < block_rows ? m : i_block + block_rows,

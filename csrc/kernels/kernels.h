@@ -33,6 +33,28 @@ typedef enum ember_isa {
 int ember_cpu_has(ember_isa isa);
 const char *ember_isa_name(ember_isa isa);
 
+/* ---------------------------------------------------------------- f32 hard swish */
+
+/*
+ * The last step of a conv's fused epilogue, a gate by the result itself (the plan's
+ * hardswish, y · clamp(y/6 + 1/2, 0, 1), written as mul, add, clamp and mul), applied in
+ * place to rows of a result just written, while they are in cache:
+ *
+ *   y[r][j] = y[r][j] · clamp(y[r][j] · alpha + beta, lo, hi),   r < rows, j < n
+ *
+ * row r at (char *)y + r · row_stride. Each step rounds on its own (a multiply, an add,
+ * the clamp by comparisons, so a NaN stays NaN, then the multiply), as the unfused ops
+ * round: every kernel gives the scalar one's bits, and those of the plan's four ops.
+ * Reads and writes exactly those floats; no alignment required. Pure, thread-safe.
+ */
+typedef struct ember_f32_hard_swish ember_f32_hard_swish;
+typedef void (*ember_f32_hard_swish_fn)(size_t rows, size_t n, float *y, size_t row_stride,
+                                        const ember_f32_hard_swish *gate);
+struct ember_f32_hard_swish {
+    float alpha, beta, lo, hi;
+    ember_f32_hard_swish_fn apply; /* the kernel this CPU runs it with (the kernel config's) */
+};
+
 /* ---------------------------------------------------------------- f32 GEMM */
 
 /* Fused epilogue of a GEMM tile. */
@@ -41,6 +63,7 @@ typedef struct ember_f32_gemm_params {
     const float *bias_col; /* bias_col[j] added to column j of the tile, or NULL */
     int accumulate;        /* nonzero: add the product to what C holds */
     float min, max;        /* clamp of the result: -INFINITY/INFINITY for none, 0/6 for ReLU6 */
+    const ember_f32_hard_swish *hard_swish; /* after the clamp, or NULL (GEMV: ignored) */
 } ember_f32_gemm_params;
 
 /*
@@ -49,6 +72,9 @@ typedef struct ember_f32_gemm_params {
  *   for i < m, j < n:
  *     C[i][j] = clamp((accumulate ? C[i][j] : 0) + bias_row[i] + bias_col[j]
  *                     + Σ_{p<k} A[i][p] · B[p][j], min, max)
+ *     then, with params->hard_swish, C[i][j] · clamp(C[i][j] · alpha + beta, lo, hi)
+ *     (rounded step by step, as the f32_hard_swish kernels: on the registers, where a
+ *     pass over the stored tile cost MobileNetV3 as much as a pass of its own)
  *
  * `a` is a packed A panel: k groups of MR floats (A[0][p] … A[MR-1][p]), rows ≥ m
  * zero-filled by the packer. `b` is a packed B panel: k groups of NR floats, columns ≥ n
@@ -265,6 +291,35 @@ extern const ember_f32_vunary_kernel ember_f32_vtanh_kernels[];
 extern const size_t ember_f32_vtanh_kernel_count;
 extern const ember_f32_vunary_kernel ember_f32_verf_kernels[];
 extern const size_t ember_f32_verf_kernel_count;
+
+/* ---------------------------------------------------------------- f32 hard swish kernels */
+
+typedef struct ember_f32_hard_swish_kernel {
+    const char *name; /* "f32_hard_swish__avx2_fma" */
+    ember_isa isa;
+    ember_f32_hard_swish_fn fn;
+} ember_f32_hard_swish_kernel;
+
+/* X(name, isa): the kernels of this build, best last. The scalar one is vectorised by the
+ * compiler for aarch64's NEON; armv7's NEON is not IEEE (it flushes subnormals), so armv7
+ * keeps the scalar loop, whose bits are the unfused ops'. (The GEMM micro-kernels apply
+ * their hard swish in registers: these serve the conv paths that store otherwise.) */
+#define EMBER_F32_HARD_SWISH_KERNELS_GENERIC(X) X(f32_hard_swish__scalar, EMBER_ISA_SCALAR)
+#if defined(__x86_64__) || defined(_M_X64)
+#define EMBER_F32_HARD_SWISH_KERNELS(X)                                                    \
+    EMBER_F32_HARD_SWISH_KERNELS_GENERIC(X) X(f32_hard_swish__avx2_fma, EMBER_ISA_AVX2_FMA)
+#else
+#define EMBER_F32_HARD_SWISH_KERNELS(X) EMBER_F32_HARD_SWISH_KERNELS_GENERIC(X)
+#endif
+
+#define EMBER_DECLARE_F32_HARD_SWISH(name, isa)                                            \
+    void ember_##name(size_t rows, size_t n, float *y, size_t row_stride,                  \
+                      const ember_f32_hard_swish *gate);
+EMBER_F32_HARD_SWISH_KERNELS(EMBER_DECLARE_F32_HARD_SWISH)
+#undef EMBER_DECLARE_F32_HARD_SWISH
+
+extern const ember_f32_hard_swish_kernel ember_f32_hard_swish_kernels[];
+extern const size_t ember_f32_hard_swish_kernel_count;
 
 /* ---------------------------------------------------------------- f32 depthwise conv */
 
@@ -512,6 +567,7 @@ typedef struct ember_kernel_config {
     const ember_f32_vunary_kernel *f32_verf;
     const ember_f32_dwconv_kernel *f32_dwconv;
     const ember_f32_winograd_kernel *f32_winograd;
+    const ember_f32_hard_swish_kernel *f32_hard_swish;
 } ember_kernel_config;
 
 const ember_kernel_config *ember_kernel_config_get(void);

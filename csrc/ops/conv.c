@@ -17,7 +17,8 @@
  * (conv_depthwise.c).
  *
  * The bias (and any per-channel add, residual add or clamp fused by the core) is the GEMM
- * epilogue, or applied by the depthwise loop.
+ * epilogue, or applied by the depthwise loop; a fused hard swish follows, over each piece
+ * of output as its path writes it (ember_conv_hard_swish).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -220,6 +221,13 @@ static int conv_accepts_residual(const ember_node *node)
     return !((const conv_attributes *)node->attributes)->depthwise;
 }
 
+/* Every path applies a hard swish to what it has just written (ember_conv_hard_swish). */
+static int conv_accepts_hard_swish(const ember_node *node)
+{
+    (void)node;
+    return 1;
+}
+
 static int conv_accepts_bias_axis(const ember_model *model, const ember_node *node,
                                   const ember_value *output, int axis)
 {
@@ -361,6 +369,11 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
     p->kernel = ctx->kernels->f32_gemm;
     p->min = ctx->epilogue->min;
     p->max = ctx->epilogue->max;
+    if (ctx->epilogue->hard_swished) {
+        p->gate = ctx->epilogue->hard_swish;
+        p->gate.apply = ctx->kernels->f32_hard_swish->fn;
+        p->hard_swish = &p->gate;
+    }
     conv_geometry(p, node, x, w, y);
 
     if (p->depthwise) { /* reads the filter as is: nothing to pack */
@@ -484,7 +497,7 @@ static void conv_group(const conv_prepared *p, const float *in, const float *fil
         ember_conv_winograd_run(p, in, filter, bias, residual, out, columns);
         return;
     }
-    ember_f32_gemm_params params = {bias, NULL, 0, p->min, p->max};
+    ember_f32_gemm_params params = {bias, NULL, 0, p->min, p->max, p->hard_swish};
     if (p->implicit) {
         ember_conv_implicit_run(p, in, filter, &params, residual, out, columns);
         return;
@@ -516,6 +529,7 @@ static void conv_group(const conv_prepared *p, const float *in, const float *fil
             slice.bias_row = last ? params.bias_row : NULL;
             slice.min = last ? params.min : -INFINITY;
             slice.max = last ? params.max : INFINITY;
+            slice.hard_swish = last ? params.hard_swish : NULL;
             ember_f32_gemm_packed(p->kernel, (size_t)p->group_out, (size_t)count,
                                   (size_t)(channels * taps), filter + slice_offset(p, c0),
                                   columns, out + j, row_bytes, &slice);
@@ -571,5 +585,6 @@ static const ember_op_param conv_params[] = {
 const ember_op ember_op_conv = {.name = "conv", .flags = EMBER_OP_FUSES_EPILOGUE,
     .params = conv_params, .param_count = 8, .parse = conv_parse, .infer = conv_infer,
     .accepts_bias_axis = conv_accepts_bias_axis, .accepts_residual = conv_accepts_residual,
+    .accepts_hard_swish = conv_accepts_hard_swish,
     .prepare = conv_prepare,
     .run = conv_run, .free_prepared = conv_free};

@@ -2,7 +2,7 @@
  * csrc/ops/conv.h — what conv.c and its paths (conv_im2col.c, conv_implicit.c,
  * conv_few_pixels.c, conv_depthwise.c, conv_winograd.c) share, private to csrc/ops: the
  * prepared geometry of a convolution, the band layout, im2col packing, the epilogue's
- * clamp.
+ * clamp and hard swish.
  */
 #ifndef EMBER_OPS_CONV_H
 #define EMBER_OPS_CONV_H
@@ -81,7 +81,18 @@ typedef struct conv_prepared {
     float *run_bias;                  /* out_channels, refreshed per run when the bias is computed */
     int bias_computed;
     float min, max;
+    ember_f32_hard_swish gate;        /* a fused hard swish, after the clamp (conv.c) */
+    const ember_f32_hard_swish *hard_swish; /* &gate, or NULL: none */
 } conv_prepared;
+
+/* The fused hard swish, in place, over `rows` rows of n output floats just written (row r
+ * at (char *)y + r · row_stride), while they are in cache. */
+static inline void ember_conv_hard_swish(const conv_prepared *p, size_t rows, size_t n,
+                                         float *y, size_t row_stride)
+{
+    if (p->hard_swish != NULL)
+        p->hard_swish->apply(rows, n, y, row_stride, p->hard_swish);
+}
 
 /* Taps per input channel (kernel positions): K = group_in × this; not depth / group_in,
  * which a conv of zero channels would divide by zero. */

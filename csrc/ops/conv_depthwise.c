@@ -414,6 +414,9 @@ static void blocked_run(const conv_prepared *p, const float *input, const float 
                           filter + c * p->depth, bias + c,
                           output + (n * p->out_channels + c) * p->out_pixels,
                           (size_t)p->out_pixels, &params, scratch);
+            ember_conv_hard_swish(p, block, (size_t)p->out_pixels,
+                                  output + (n * p->out_channels + c) * p->out_pixels,
+                                  (size_t)p->out_pixels * sizeof(float));
         }
 }
 
@@ -449,8 +452,9 @@ void ember_conv_depthwise_run(const conv_prepared *p, const float *input, const 
     for (int64_t n = 0; n < p->batch; n++)
         for (int64_t c = 0; c < p->channels; c++) {
             const int64_t o = c * p->group_out;
+            float *out = output + (n * p->out_channels + o) * p->out_pixels;
             depthwise_channel(p, input + (n * p->channels + c) * p->in_pixels,
-                              filter + o * p->depth, bias + o,
-                              output + (n * p->out_channels + o) * p->out_pixels, scratch);
+                              filter + o * p->depth, bias + o, out, scratch);
+            ember_conv_hard_swish(p, 1, (size_t)(p->group_out * p->out_pixels), out, 0);
         }
 }

@@ -48,7 +48,8 @@ void ember_conv_one_pixel_run(const conv_prepared *p, const float *input, const 
                 for (int64_t t = 0; t < per_channel; t++, row += mr)
                     *row = p->pixel_taps[t] < 0 ? 0.0f : in[p->pixel_taps[t]];
             const ember_f32_gemm_params params = {NULL, bias + g * p->group_out,
-                                                  residual != NULL, p->min, p->max};
+                                                  residual != NULL, p->min, p->max,
+                                                  p->hard_swish};
             ember_f32_gemm_packed(p->kernel, 1, (size_t)p->group_out, (size_t)p->depth, taps,
                                   p->packed_filter + (size_t)g * p->group_filter_floats, out,
                                   (size_t)p->group_out * sizeof(float), &params);
@@ -93,7 +94,7 @@ size_t ember_conv_few_pixels_scratch(const conv_prepared *p)
             n * transposed_stride(p)) * sizeof(float);
 }
 
-/* out (m channels × n pixels) = clamp(C^T + residual), C^T's rows `stride` floats apart
+/* out (m channels × n pixels) = hard_swish(clamp(C^T + residual)), C^T's rows `stride` floats apart
  * (residual NULL: none; it may be out itself: each element is read before its output is
  * written). In strips of TRANSPOSE_STRIP channels, an output row at a time: the strip's
  * n cache lines of C stay in L1 while its rows are written, each row in one pass.
@@ -103,9 +104,10 @@ size_t ember_conv_few_pixels_scratch(const conv_prepared *p)
  * 2.1 -> 0.5 ns a value). */
 #define TRANSPOSE_STRIP 16
 
-static void transpose_out(const float *c, size_t n, size_t m, size_t stride,
-                          const float *residual, float min, float max, float *out)
+static void transpose_out(const conv_prepared *p, const float *c, size_t n, size_t m,
+                          size_t stride, const float *residual, float *out)
 {
+    const float min = p->min, max = p->max;
     for (size_t o0 = 0; o0 < m; o0 += TRANSPOSE_STRIP) {
         const size_t end = m - o0 < TRANSPOSE_STRIP ? m : o0 + TRANSPOSE_STRIP;
         for (size_t o = o0; o < end; o++) {
@@ -119,6 +121,7 @@ static void transpose_out(const float *c, size_t n, size_t m, size_t stride,
                 for (size_t j = 0; j < n; j++)
                     row[j] = ember_conv_clamp(from[j * stride], min, max);
             }
+            ember_conv_hard_swish(p, 1, n, row, 0);
         }
     }
 }
@@ -142,9 +145,9 @@ void ember_conv_few_pixels_run(const conv_prepared *p, const float *in, const fl
     /* A[j][t] = columns[t][j]: pixel j's taps */
     ember_f32_pack_a(p->kernel->mr, n, k, columns, 1, column_stride, panels);
     /* the residual and the clamp are applied in the transpose */
-    const ember_f32_gemm_params params = {NULL, bias, 0, -INFINITY, INFINITY};
+    const ember_f32_gemm_params params = {NULL, bias, 0, -INFINITY, INFINITY, NULL};
     const size_t stride = transposed_stride(p);
     ember_f32_gemm_packed(p->kernel, n, m, k, panels, filter, transposed,
                           stride * sizeof(float), &params);
-    transpose_out(transposed, n, m, stride, residual, p->min, p->max, out);
+    transpose_out(p, transposed, n, m, stride, residual, out);
 }

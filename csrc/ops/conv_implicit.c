@@ -219,9 +219,10 @@ void ember_conv_implicit_run(const conv_prepared *p, const float *in, const floa
     float *wide = scratch + (p->band_floats * sizeof(float) + 63) / 64 * 64 / sizeof(float);
     const size_t wide_row_bytes = (size_t)(p->band_rows * width) * sizeof(float);
     ember_f32_gemm_params gemm = *params;
-    if (residual != NULL) { /* added in the copy out, before the clamp */
+    if (residual != NULL) { /* added in the copy out, before the clamp and hard swish */
         gemm.min = -INFINITY;
         gemm.max = INFINITY;
+        gemm.hard_swish = NULL;
     }
     for (int64_t first = 0; first < out_h; first += p->band_rows) {
         const int64_t rows = out_h - first < p->band_rows ? out_h - first : p->band_rows;
@@ -233,10 +234,11 @@ void ember_conv_implicit_run(const conv_prepared *p, const float *in, const floa
             for (int64_t r = 0; r < rows; r++) {
                 const int64_t at = o * p->out_pixels + (first + r) * out_w;
                 const float *row = wide + (o * p->band_rows + r) * width;
-                if (residual != NULL)
+                if (residual != NULL) {
                     ember_conv_add_clamp(out + at, row, residual + at, (size_t)out_w,
                                          params->min, params->max);
-                else
+                    ember_conv_hard_swish(p, 1, (size_t)out_w, out + at, 0);
+                } else
                     memcpy(out + at, row, (size_t)out_w * sizeof(float));
             }
     }

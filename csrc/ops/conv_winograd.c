@@ -347,6 +347,7 @@ static void transform_output(const conv_prepared *p, const float *m, size_t m_st
                 const size_t at = (2 * ty + dy) * out_w + x0;
                 store_row(y + 2 * dy * count + j, y + (2 * dy + 1) * count + j, columns,
                           res ? res + at : NULL, p->min, p->max, plane + at);
+                ember_conv_hard_swish(p, 1, columns, plane + at, 0);
             }
             j += run;
         }
@@ -388,7 +389,7 @@ static void run_block(const conv_prepared *p, const float *filter, const float *
                       size_t v_stride, size_t first, size_t count, const float *bias,
                       const float *residual, float *out, float *m, float *u, float *work)
 {
-    const ember_f32_gemm_params plain = {NULL, NULL, 0, -INFINITY, INFINITY};
+    const ember_f32_gemm_params plain = {NULL, NULL, 0, -INFINITY, INFINITY, NULL};
     const size_t k = (size_t)p->group_in, mr = p->kernel->mr;
     const int64_t step = p->winograd_rows;
     for (int64_t o0 = 0; o0 < p->group_out; o0 += step) {

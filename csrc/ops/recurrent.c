@@ -411,7 +411,7 @@ static void state_product(const recurrent_prepared *p, const float *rows, float 
 static void add_product(const recurrent_prepared *p, const float *rows, float *packed_h,
                         const float *packed_r, size_t columns, float *z, size_t stride)
 {
-    const ember_f32_gemm_params params = {NULL, NULL, 1, -INFINITY, INFINITY};
+    const ember_f32_gemm_params params = {NULL, NULL, 1, -INFINITY, INFINITY, NULL};
     state_product(p, rows, packed_h, packed_r, columns, z, stride, &params);
 }
 
@@ -460,7 +460,8 @@ static void gru_step(const direction_run *run, float *z_rows, int64_t t, float *
                                                                  : z[n + k] * run->h[b * n + k];
     }
     if (run->a->linear_before_reset) {
-        const ember_f32_gemm_params params = {NULL, run->bias_h, 0, -INFINITY, INFINITY};
+        const ember_f32_gemm_params params = {NULL, run->bias_h, 0, -INFINITY, INFINITY,
+                                                   NULL};
         state_product(p, run->h, run->packed_h, run->packed_r + zr_floats, n, run->temp, n,
                       &params);
         for (size_t i = 0; i < batch * n; i++)
@@ -555,7 +556,7 @@ static void run_direction(const ember_node *node, const recurrent_prepared *p,
     fold_bias(in[B], variant, a->linear_before_reset, d, n, bias);
     ember_f32_pack_a(p->kernel->mr, rows, (size_t)p->in, in[X]->data, (size_t)p->in, 1,
                      scratch + p->packed_x);
-    const ember_f32_gemm_params projection = {NULL, bias, 0, -INFINITY, INFINITY};
+    const ember_f32_gemm_params projection = {NULL, bias, 0, -INFINITY, INFINITY, NULL};
     ember_f32_gemm_packed(p->kernel, rows, gh, (size_t)p->in, scratch + p->packed_x, packed_w,
                           run.projected, gh * sizeof(float), &projection);
     initial_state(in[INITIAL_H], d, batch * n, run.h);

@@ -94,7 +94,7 @@ static void run_case(const gemv_case *c, int nan_in_x)
     const int e = c->epilogue;
     const ember_f32_gemm_params params = {
         e & BIAS_ROW ? &bias_row : NULL, e & BIAS_COL ? bias_col : NULL, e & ACCUMULATE,
-        e & CLAMP ? -0.5f : -INFINITY, e & CLAMP ? 0.5f : INFINITY};
+        e & CLAMP ? -0.5f : -INFINITY, e & CLAMP ? 0.5f : INFINITY, NULL};
     snprintf(current_case, sizeof current_case, "%s nr %zu n %zu k %zu epilogue %d%s",
              c->name, nr, n, k, e, nan_in_x ? " NaN" : "");
     c->gemv(nr, n, k, x, b, y + 1, &params);

@@ -11,7 +11,7 @@
  *     cases: B's rows in reverse order and apart, the last row's whole tiles ending at an
  *     inaccessible page (the form reads whole tiles, never past them);
  * each with every epilogue combination (bias_row, bias_col, accumulate, clamp none /
- * [0, inf) / [0, 6]). Every result is checked against a double-precision reference
+ * [0, inf) / [0, 6] / [-2, 6] then the hardswish). Every result is checked against a double-precision reference
  * with the tolerance 1e-5 · (Σ_p |a_ip b_pj| + |biases| + |C before| + 1), and every
  * float of C outside the m × n tile (guard rows and columns, row stride > n) must keep
  * its sentinel bits. Packed panels and biases end exactly at a PROT_NONE page, so a
@@ -40,8 +40,10 @@
 static const size_t K_VALUES[] = {0, 1, 2, 3, 7, 16, 33, 100};
 #define K_COUNT (sizeof(K_VALUES) / sizeof(K_VALUES[0]))
 
-/* Epilogue combinations: bit 0 bias_row, bit 1 bias_col, bit 2 accumulate; × 3 clamps. */
-#define EPILOGUES 24
+/* Epilogue combinations: bit 0 bias_row, bit 1 bias_col, bit 2 accumulate; × 3 clamps and
+ * a clamp [-2, 6] then the hardswish. */
+#define EPILOGUES 32
+static const ember_f32_hard_swish HARDSWISH = {1.0f / 6, 0.5f, 0.0f, 1.0f, NULL};
 
 /* Sizes that cross the driver's A blocks (EMBER_F32_GEMM_A_BLOCK_BYTES) and the in-place
  * form's passes over K (EMBER_F32_GEMM_INDIRECT_KC = 256), (the fifth) the packed form's
@@ -174,7 +176,13 @@ static int c_frame_verify(const c_frame *f, const gemm_case *g, const c_frame *o
             if (sum > g->params.max) {
                 sum = g->params.max;
             }
-            const double tolerance = 1e-5 * magnitude;
+            double tolerance = 1e-5 * magnitude;
+            if (g->params.hard_swish) { /* its slope is at most 1.5 over the clamp's range */
+                const ember_f32_hard_swish *h = g->params.hard_swish;
+                const double t = sum * h->alpha + h->beta;
+                sum *= t < h->lo ? h->lo : t > h->hi ? h->hi : t;
+                tolerance *= 2;
+            }
             const float got = f->tile[i * f->ldc + j];
             if (!(fabs(got - sum) <= tolerance)) {
                 snprintf(what, sizeof what, "%s: C[%zu][%zu] = %.9g, reference %.9g (tol %.3g)",
@@ -209,6 +217,7 @@ static void set_epilogue(gemm_case *g, int epilogue, const float *bias_row,
     g->params.bias_row = (epilogue & 1) ? bias_row : NULL;
     g->params.bias_col = (epilogue & 2) ? bias_col : NULL;
     g->params.accumulate = (epilogue & 4) != 0;
+    g->params.hard_swish = NULL;
     switch (epilogue >> 3) {
     case 0:
         g->params.min = -INFINITY;
@@ -218,9 +227,14 @@ static void set_epilogue(gemm_case *g, int epilogue, const float *bias_row,
         g->params.min = 0.0f;
         g->params.max = INFINITY;
         break;
-    default:
+    case 2:
         g->params.min = 0.0f;
         g->params.max = 6.0f;
+        break;
+    default:
+        g->params.min = -2.0f;
+        g->params.max = 6.0f;
+        g->params.hard_swish = &HARDSWISH;
         break;
     }
 }

@@ -1,6 +1,6 @@
 /*
  * test_vmath — every f32 elementwise transcendental kernel (vexp, vsigmoid, vtanh, verf)
- * of this build against double-precision libm.
+ * of this build against double-precision libm, and the hard-swish kernels.
  *
  * For each kernel of the EMBER_F32_V<OP>_KERNELS lists that this CPU can run:
  *   - accuracy: a dense sweep over the float bit patterns of [-128, 128] (every
@@ -17,6 +17,8 @@
  *     results must equal, bit for bit, the same inputs computed in one long call (lanes
  *     are independent, so the tail path must agree with the vector path).
  *   - dispatch: the chosen kernel of each family, and EMBER_ISA.
+ *   - the hard-swish epilogue (f32_hard_swish): every kernel bit for bit against its
+ *     definition, over strided rows with guards, specials included.
  *
  * The armv7 NEON kernels flush subnormals to zero (the ARMv7 Advanced SIMD unit always
  * does): for them a subnormal input may be taken as ±0, and a result whose exact value
@@ -409,6 +411,83 @@ static void test_tails(const family *f, const ember_f32_vunary_kernel *kernel)
     munmap(gy.base, gy.bytes);
 }
 
+/* ---------------------------------------------------------------- hard swish */
+
+/* The definition, step by step in float (this file contracts nothing into an FMA). */
+static float hard_swish_reference(float v, const ember_f32_hard_swish *g)
+{
+    float t = v * g->alpha + g->beta;
+    t = t < g->lo ? g->lo : t;
+    t = t > g->hi ? g->hi : t;
+    return v * t;
+}
+
+/* Every f32_hard_swish kernel the CPU runs, bit for bit against the definition: rows of
+ * n = 0..MAX_TAIL floats (random, specials, the clamp's edges) 3 rows apart by a stride
+ * past n, sentinels around and between the rows, the last row ending at a PROT_NONE page;
+ * the hardswish gate and one with a negative slope and other bounds. */
+static void test_hard_swish(void)
+{
+    enum { ROWS = 3, GAP = 5 };
+    static const uint32_t SENTINEL = 0x7fc0dead;
+    static const float SPECIALS[] = {NAN, INFINITY, -INFINITY, -0.0f, 0.0f, 1e-40f, -1e-40f,
+                                     3.0f, -3.0f, 2.9999998f, -3.0000002f, 1e30f, -1e30f};
+    const ember_f32_hard_swish gates[2] = {{1.0f / 6, 0.5f, 0.0f, 1.0f, NULL},
+                                           {-0.25f, 0.1f, -1.0f, 2.0f, NULL}};
+    const size_t pitch = MAX_TAIL + GAP, floats = ROWS * pitch;
+    guarded g = guarded_new(floats);
+    float *y = g.end - floats + GAP; /* the last row's last float at the guard page */
+    uint32_t rng = 0x1234567u;
+    char what[200];
+    for (size_t k = 0; k < ember_f32_hard_swish_kernel_count; k++) {
+        const ember_f32_hard_swish_kernel *kernel = &ember_f32_hard_swish_kernels[k];
+        if (!ember_cpu_has(kernel->isa))
+            continue;
+        for (size_t gi = 0; gi < 2; gi++)
+            for (size_t n = 0; n <= MAX_TAIL; n++) {
+                float input[ROWS * MAX_TAIL];
+                for (size_t i = 0; i < ROWS * n; i++) {
+                    rng ^= rng << 13;
+                    rng ^= rng >> 17;
+                    rng ^= rng << 5;
+                    input[i] = i % 5 == 4 ? SPECIALS[(rng >> 8) % (sizeof SPECIALS / 4)]
+                                          : (float)((int32_t)rng) * 0x1p-28f; /* [-8, 8) */
+                }
+                for (size_t i = 0; i < floats; i++)
+                    memcpy(&g.end[-(ptrdiff_t)floats + (ptrdiff_t)i], &SENTINEL, 4);
+                for (size_t r = 0; r < ROWS; r++)
+                    memcpy(y + r * pitch + (pitch - GAP - n), input + r * n, n * sizeof(float));
+                snprintf(current_case, sizeof current_case, "%s gate %zu n=%zu", kernel->name,
+                         gi, n);
+                float *first = y + (pitch - GAP - n);
+                kernel->fn(ROWS, n, first, pitch * sizeof(float), &gates[gi]);
+                int ok = 1;
+                for (size_t i = 0; i < floats; i++) {
+                    const float *at = &g.end[-(ptrdiff_t)floats + (ptrdiff_t)i];
+                    const ptrdiff_t from_first = at - first;
+                    const size_t r = from_first >= 0 ? (size_t)from_first / pitch : ROWS;
+                    const size_t j = from_first >= 0 ? (size_t)from_first % pitch : 0;
+                    if (r < ROWS && j < n) {
+                        const float want = hard_swish_reference(input[r * n + j], &gates[gi]);
+                        ok &= memcmp(at, &want, 4) == 0 || (isnan(*at) && isnan(want));
+                    } else {
+                        ok &= memcmp(at, &SENTINEL, 4) == 0;
+                    }
+                }
+                snprintf(what, sizeof what, "%s: gate %zu, %d rows of n = %zu (bits or guards)",
+                         kernel->name, gi, ROWS, n);
+                check(ok, what);
+            }
+    }
+    munmap(g.base, g.bytes);
+    const ember_f32_hard_swish_kernel *chosen = ember_kernel_config_get()->f32_hard_swish;
+    const char *forced = getenv("EMBER_ISA");
+    printf("dispatch: f32_hard_swish -> %s\n", chosen->name);
+    check(ember_cpu_has(chosen->isa), "dispatch chose a usable f32_hard_swish kernel");
+    if (forced && strcmp(forced, "scalar") == 0)
+        check(chosen->isa == EMBER_ISA_SCALAR, "f32_hard_swish: EMBER_ISA=scalar forces scalar");
+}
+
 /* ---------------------------------------------------------------- dispatch */
 
 static void test_dispatch(void)
@@ -477,6 +556,7 @@ int main(int argc, char **argv)
     signal(SIGBUS, on_crash);
     families_init();
     test_dispatch();
+    test_hard_swish();
 
     printf("sweep: every %u-th float of [-128, 128], %llu uniform points, %zu special "
            "values\n", (unsigned)stride, (unsigned long long)uniform_points, SPECIAL_COUNT);

@@ -5,9 +5,10 @@ im2col path beside it (more channels, stride 5); the transposed GEMM of few outp
 (on armv7's 4×8 tiles from 197 output channels at 7×7); Winograd F(2×2, 3×3) (odd
 sizes, blocks of tiles, groups, batch 2); depthwise convs through the
 f32_dwconv kernel (3×3 stride 2, 5×5 dilated, a 7×7 plane with a channel multiplier,
-stride 3 at batch 2, 3×3 "same" planes read in place); and some of them with a skip connection (add, relu) fused into
-the conv. The host's results are checked against a
-direct reference by tests/runtime/test_ops_conv.py and test_fusion.py."""
+stride 3 at batch 2, 3×3 "same" planes read in place); some of them with a skip
+connection (add, relu) fused into the conv, and some with a hardswish after (fused: in the
+GEMM micro-kernels' registers, after the other paths' writes). The host's results are
+checked against a direct reference by tests/runtime/test_ops_conv.py and test_fusion.py."""
 import os
 
 import numpy as np
@@ -55,13 +56,19 @@ RESIDUAL = ("stride1-bands", "few-pixels-200-channels", "im2col-96-channels",
             "pointwise-stride2", "im2col-k-slices", "winograd-odd-blocks")
 
 
+# convs followed by a hardswish, fused into the conv
+HARD_SWISH = ("stride1-bands", "pointwise-stride2", "few-pixels-200-channels",
+              "winograd-odd-blocks", "depthwise-3x3-stride2", "depthwise-3x3-s2-in-place",
+              "depthwise-same-in-place-multiplier", "depthwise-7x7-multiplier")
+
+
 def conv_output_shape(name):
     xs, ws, _, pads, strides, dilations = CASES[name]
     return [xs[0], ws[0]] + [(xs[2 + d] + pads[d] + pads[d + 2] - (ws[2 + d] - 1) * dilations[d]
                               - 1) // strides[d] + 1 for d in range(2)]
 
 
-def cook(name, directory, residual=False):
+def cook(name, directory, residual=False, hard_swish=False):
     xs, ws, groups, pads, strides, dilations = CASES[name]
     rng = np.random.default_rng(len(name))
     w = numpy_helper.from_array(rng.standard_normal(ws).astype(np.float32), "w")
@@ -76,10 +83,13 @@ def cook(name, directory, residual=False):
         nodes += [helper.make_node("Add", ["c", "r"], ["s"]), helper.make_node("Relu", ["s"], ["y"])]
         inputs.append(helper.make_tensor_value_info("r", TensorProto.FLOAT,
                                                     conv_output_shape(name)))
+    if hard_swish:
+        node.output[0] = "c"
+        nodes.append(helper.make_node("HardSwish", ["c"], ["y"]))
     graph = helper.make_graph(nodes, name, inputs, [helper.make_tensor_value_info(
         "y", TensorProto.FLOAT, None)], [w, b])
     source = os.path.join(directory, name + ".onnx")
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), source)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), source)
     plan = os.path.join(directory, name + ".nnef.tar")
     ember.nnef().write_model_to_tar(ember.onnx().load(source).into_model(), plan)
     x = os.path.join(directory, name + ".x.npy")
@@ -109,4 +119,10 @@ def test_conv_paths_match_the_host_under_qemu(arch, tmp_path):
                                      rtol=1e-4, atol=1e-4)
         if problem:
             failures.append(f"{name} with a residual: {problem}")
+    for name in HARD_SWISH:
+        plan, inputs = cook(name, str(tmp_path), hard_swish=True)
+        problem = cross.compare_plan(arch, plan, inputs, 1, str(tmp_path), name + "-hardswish",
+                                     rtol=1e-4, atol=1e-4)
+        if problem:
+            failures.append(f"{name} with a hardswish: {problem}")
     assert not failures, "\n".join(failures)

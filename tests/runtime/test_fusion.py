@@ -183,3 +183,92 @@ def test_nothing_folds_after_the_gate():
     check({"x": x}, body, np.maximum(x * np.clip(x * np.float32(0.16666667) + 0.5, 0, 1), 0),
           {})
     assert ops_run({"x": x}, body, ["y"], {}) == ["mul", "relu"]
+
+
+# ---------------------------------------------------------------- hardswish into a conv
+
+# every conv path the hard swish is applied on (x86 AVX2's choice): the GEMM micro-kernels
+# (in registers), and the paths that store otherwise (after their writes)
+HARD_SWISH_PATHS = dict(PATHS, **{
+    "winograd": ((1, 256, 21, 19), (62, 256, 3, 3), 1, 1),
+    "implicit-k-passes": ((1, 40, 12, 12), (8, 40, 3, 3), 1, 1),  # K = 360: two passes
+})
+# depthwise: (x shape, filter shape, padding, stride), groups = channels
+HARD_SWISH_DEPTHWISE = {
+    "same-in-place": ((1, 3, 16, 20), (3, 1, 3, 3), 1, 1),
+    "stride2-in-place": ((1, 2, 9, 101), (2, 1, 3, 3), 1, 2),
+    "blocked": ((2, 9, 7, 7), (9, 1, 3, 3), 1, 1),
+    "laid-out-5x5": ((1, 4, 17, 19), (4, 1, 5, 5), 2, 1),
+    "multiplier": ((1, 3, 15, 16), (6, 1, 3, 3), 1, 1),
+}
+HARD_SWISH = ["s = mul(c, 0.16666667);", "t = add(s, 0.5);", "g = clamp(t, 0.0, 1.0);"]
+
+
+def hard_swish(c):
+    """The plan's four ops in float32, each rounded as the C runtime rounds it."""
+    g = np.clip(c * np.float32(0.16666667) + np.float32(0.5), np.float32(0), np.float32(1))
+    return c * g
+
+
+def conv_and_hard_swish(line, xs, ws, gate="mul(c, g)"):
+    x, w, b = rand(*xs, low=-3, high=3), rand(*ws), rand(ws[0])
+    variables = {"w": w, "b": b}
+    (c,) = run({"x": x}, [line], ("c",), variables)
+    body = [line] + HARD_SWISH + [f"y = {gate};"]
+    (got,) = run({"x": x}, body, ("y",), variables)
+    return got, c, ops_run({"x": x}, body, ["y"], variables)
+
+
+@pytest.mark.parametrize("path", sorted(HARD_SWISH_PATHS))
+@pytest.mark.parametrize("gate", ["mul(c, g)", "mul(g, c)"])
+def test_hardswish_folds_into_the_conv(path, gate):
+    """The conv alone, then the hardswish in numpy: the fused run has the same bits."""
+    xs, ws, pad, stride = HARD_SWISH_PATHS[path]
+    got, c, ops = conv_and_hard_swish(conv_line(pad, stride), xs, ws, gate)
+    assert (c < -3).any() and (c > 3).any() and (abs(c) < 3).any()  # both clamp bounds met
+    np.testing.assert_array_equal(got, hard_swish(c))
+    assert ops == ["conv"]
+
+
+@pytest.mark.parametrize("path", sorted(HARD_SWISH_DEPTHWISE))
+def test_hardswish_folds_into_a_depthwise_conv(path):
+    xs, ws, pad, stride = HARD_SWISH_DEPTHWISE[path]
+    line = (f"c = conv(x, w, b, padding = [({pad}, {pad}), ({pad}, {pad})], "
+            f"stride = [{stride}, {stride}], groups = 0);")
+    got, c, ops = conv_and_hard_swish(line, xs, ws)
+    np.testing.assert_array_equal(got, hard_swish(c))
+    assert ops == ["conv"]
+
+
+def test_hardswish_after_a_residual_and_clamp():
+    """relu6(conv + r) then the hardswish: the residual and clamp first, in the conv."""
+    x, w, b, r = rand(1, 8, 20, 20), rand(16, 8, 3, 3), rand(16), rand(1, 16, 20, 20) * 4
+    variables = {"w": w, "b": b}
+    front = [conv_line(1, 1, out="q"), "a = add(q, r);", "c = clamp(a, 0.0, 6.0);"]
+    (c,) = run({"x": x, "r": r}, front, ("c",), variables)
+    body = front + HARD_SWISH + ["y = mul(c, g);"]
+    (got,) = run({"x": x, "r": r}, body, ("y",), variables)
+    np.testing.assert_array_equal(got, hard_swish(c))
+    assert ops_run({"x": x, "r": r}, body, ["y"], variables) == ["conv"]
+
+
+@pytest.mark.parametrize("case", ["conv-read-again", "other-slope-per-channel", "not-its-own"])
+def test_hardswish_that_must_not_fold(case):
+    x, w, b, z = rand(1, 4, 9, 9), rand(6, 4, 3, 3), rand(6), rand(1, 6, 9, 9)
+    k = np.full((1, 6, 1, 1), 0.2, np.float32)
+    conv = ref_conv(x, w, b, [(1, 1)] * 2, [1, 1], [1, 1], 1).astype(np.float32)
+    body = [conv_line(1, 1)] + HARD_SWISH
+    if case == "conv-read-again":  # a third reader needs the conv's result unchanged
+        body += ["h = mul(c, g);", "y = add(h, c);"]
+        expected = hard_swish(conv) + conv
+    elif case == "other-slope-per-channel":  # mul by a tensor, not a scalar
+        body[1] = "s = mul(c, k);"
+        body += ["y = mul(c, g);"]
+        expected = conv * np.clip(conv * 0.2 + 0.5, 0, 1)
+    else:  # the gate multiplies another tensor
+        body += ["y = mul(z, g);"]
+        expected = z * np.clip(conv * np.float32(0.16666667) + 0.5, 0, 1)
+    variables = {"w": w, "b": b, "k": k}
+    check({"x": x, "z": z}, body, expected, variables)
+    assert ops_run({"x": x, "z": z}, body, ["y"], variables)[0] == "conv"
+    assert len(ops_run({"x": x, "z": z}, body, ["y"], variables)) > 1

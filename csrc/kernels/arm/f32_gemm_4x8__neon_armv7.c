@@ -131,7 +131,8 @@ static ALWAYS_INLINE void tile(size_t m, size_t n, size_t k, const float *a, con
 #define EMBER_ROW(r, lo, hi)                                                                 \
     if (m > r) {                                                                             \
         store_row(lo, hi, (float *)((char *)c + r * c_row_stride), n,                       \
-                  bias_row ? bias_row[r] : 0.0f, bias_lo, bias_hi, accumulate, vmin, vmax); \
+                  bias_row ? bias_row[r] : 0.0f, bias_lo, bias_hi, accumulate, vmin, vmax, \
+                  params->hard_swish);                                                      \
     }
     EMBER_ROW(0, c00, c01)
     EMBER_ROW(1, c10, c11)

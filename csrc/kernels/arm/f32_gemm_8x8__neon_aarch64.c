@@ -118,7 +118,8 @@ enum { MR = 8, NR = 8 };
  * by 4, or by 0 over a zero), the column biases (v4, v5: zeros when there are none), C
  * when accumulating, the clamp (v6, v7: fmax/fmin keep a NaN) and one stp. 11 instructions
  * a row (14 accumulating) where the C epilogue, which reloads the tile from memory and
- * branches per row, spends about 30. Partial tiles take the C epilogue.
+ * branches per row, spends about 30. Partial tiles, and tiles with a hard swish, take the C
+ * epilogue.
  */
 #define EPILOGUE_ROW(LO, HI, ACCUMULATE)                                                     \
     "ld1r {v0.4s}, [%[bias_row]], %[bias_step]\n"                                            \
@@ -303,7 +304,8 @@ static __attribute__((noinline)) void tile(size_t m, size_t n, size_t k, const f
 #define EMBER_ROW(r, lo, hi)                                                                 \
     if (m > r) {                                                                             \
         store_row(lo, hi, (float *)((char *)c + r * c_row_stride), n,                       \
-                  bias_row ? bias_row[r] : 0.0f, bias_lo, bias_hi, accumulate, vmin, vmax); \
+                  bias_row ? bias_row[r] : 0.0f, bias_lo, bias_hi, accumulate, vmin, vmax, \
+                  params->hard_swish);                                                      \
     }
     EMBER_ROW(0, c00, c01)
     EMBER_ROW(1, c10, c11)
@@ -319,7 +321,7 @@ static __attribute__((noinline)) void tile(size_t m, size_t n, size_t k, const f
 void ember_f32_gemm_8x8__neon_aarch64(size_t m, size_t n, size_t k, const float *a, const float *b, float *c,
                                       size_t c_row_stride, const ember_f32_gemm_params *params)
 {
-    if (m == MR && n == NR) {
+    if (m == MR && n == NR && params->hard_swish == NULL) {
         float bounds[2];
         whole_packed(k, a, b, whole_tile_of(c, c_row_stride, params, bounds));
         return;
@@ -331,7 +333,7 @@ void ember_f32_gemm_8x8__neon_aarch64_indirect(size_t m, size_t n, size_t k, con
                                                const int32_t *offsets, float *c, size_t c_row_stride,
                                                const ember_f32_gemm_params *params)
 {
-    if (m == MR && n == NR) {
+    if (m == MR && n == NR && params->hard_swish == NULL) {
         float bounds[2];
         whole_indirect(k, a, b, offsets, whole_tile_of(c, c_row_stride, params, bounds));
         return;

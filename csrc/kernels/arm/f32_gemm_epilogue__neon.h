@@ -1,7 +1,7 @@
 /*
  * f32_gemm_epilogue__neon.h — the epilogue of the NEON GEMM and GEMV kernels (AArch64
  * and ARMv7; 8 columns = two q registers per row): the column biases of a tile, and one
- * row's bias, accumulation, clamp and store. A partial row (n < 8) goes through an
+ * row's bias, accumulation, clamp, hard swish (GEMM only) and store. A partial row (n < 8) goes through an
  * 8-float stack copy, so C and bias_col are touched only in columns < n.
  */
 #ifndef EMBER_F32_GEMM_EPILOGUE_NEON_H
@@ -24,9 +24,17 @@ static inline void load_bias_col(const float *bias_col, size_t n, float32x4_t *l
     *hi = vld1q_f32(from + 4);
 }
 
+/* v · clamp(v · alpha + beta, lo, hi), each step rounded (no fused multiply-add). */
+static inline float32x4_t hard_swish(float32x4_t v, const ember_f32_hard_swish *gate)
+{
+    const float32x4_t t = vaddq_f32(vmulq_n_f32(v, gate->alpha), vdupq_n_f32(gate->beta));
+    return vmulq_f32(v, vminq_f32(vmaxq_f32(t, vdupq_n_f32(gate->lo)), vdupq_n_f32(gate->hi)));
+}
+
 static inline void store_row(float32x4_t lo, float32x4_t hi, float *c, size_t n,
                              float bias_row, float32x4_t bias_lo, float32x4_t bias_hi,
-                             int accumulate, float32x4_t vmin, float32x4_t vmax)
+                             int accumulate, float32x4_t vmin, float32x4_t vmax,
+                             const ember_f32_hard_swish *gate)
 {
     const float32x4_t vbias_row = vdupq_n_f32(bias_row);
     lo = vaddq_f32(lo, vaddq_f32(vbias_row, bias_lo));
@@ -43,6 +51,10 @@ static inline void store_row(float32x4_t lo, float32x4_t hi, float *c, size_t n,
     /* vmaxq/vminq return NaN when an input is NaN, as the scalar comparisons do. */
     lo = vminq_f32(vmaxq_f32(lo, vmin), vmax);
     hi = vminq_f32(vmaxq_f32(hi, vmin), vmax);
+    if (gate) {
+        lo = hard_swish(lo, gate);
+        hi = hard_swish(hi, gate);
+    }
     vst1q_f32(dst, lo);
     vst1q_f32(dst + 4, hi);
     if (dst == tmp) {
@@ -67,7 +79,7 @@ static inline void store_row(float32x4_t lo, float32x4_t hi, float *c, size_t n,
             load_bias_col((params)->bias_col ? (params)->bias_col + j_ : NULL, count_,      \
                           &bias_lo_, &bias_hi_);                                             \
             store_row(vld1q_f32(sums_), vld1q_f32(sums_ + 4), (y) + j_, count_, bias_row_,   \
-                      bias_lo_, bias_hi_, (params)->accumulate != 0, vmin_, vmax_);          \
+                      bias_lo_, bias_hi_, (params)->accumulate != 0, vmin_, vmax_, NULL);    \
         }                                                                                    \
     } while (0)
 

@@ -26,10 +26,21 @@ enum { MR = 6, NR = 16 };
 /* Row p of B: packed (offsets NULL, the branch folds away) or in place. */
 #define B_ROW(b, offsets, p) ((offsets) ? (b) + (offsets)[p] : (b) + (p) * NR)
 
-/* Epilogue of one row: bias, accumulate, clamp, (masked) store. */
+/* v · clamp(v · alpha + beta, lo, hi), each step rounded (no FMA), the clamp as max
+ * then min: a NaN survives both. */
+static inline __m256 hard_swish(__m256 v, const ember_f32_hard_swish *gate)
+{
+    const __m256 t = _mm256_add_ps(_mm256_mul_ps(v, _mm256_set1_ps(gate->alpha)),
+                                   _mm256_set1_ps(gate->beta));
+    return _mm256_mul_ps(v, _mm256_min_ps(_mm256_set1_ps(gate->hi),
+                                          _mm256_max_ps(_mm256_set1_ps(gate->lo), t)));
+}
+
+/* Epilogue of one row: bias, accumulate, clamp, hard swish, (masked) store. */
 static inline void store_row(__m256 lo, __m256 hi, float *c, float bias_row, __m256 bias_lo,
                              __m256 bias_hi, int accumulate, int full, __m256i mask_lo,
-                             __m256i mask_hi, __m256 vmin, __m256 vmax)
+                             __m256i mask_hi, __m256 vmin, __m256 vmax,
+                             const ember_f32_hard_swish *gate)
 {
     const __m256 vbias_row = _mm256_set1_ps(bias_row);
     lo = _mm256_add_ps(lo, _mm256_add_ps(vbias_row, bias_lo));
@@ -42,6 +53,10 @@ static inline void store_row(__m256 lo, __m256 hi, float *c, float bias_row, __m
         /* max(min, x) then min(max, x): a NaN in x survives both, as in the scalar kernel. */
         lo = _mm256_min_ps(vmax, _mm256_max_ps(vmin, lo));
         hi = _mm256_min_ps(vmax, _mm256_max_ps(vmin, hi));
+        if (gate) {
+            lo = hard_swish(lo, gate);
+            hi = hard_swish(hi, gate);
+        }
         _mm256_storeu_ps(c, lo);
         _mm256_storeu_ps(c + 8, hi);
     } else {
@@ -51,6 +66,10 @@ static inline void store_row(__m256 lo, __m256 hi, float *c, float bias_row, __m
         }
         lo = _mm256_min_ps(vmax, _mm256_max_ps(vmin, lo));
         hi = _mm256_min_ps(vmax, _mm256_max_ps(vmin, hi));
+        if (gate) {
+            lo = hard_swish(lo, gate);
+            hi = hard_swish(hi, gate);
+        }
         _mm256_maskstore_ps(c, mask_lo, lo);
         _mm256_maskstore_ps(c + 8, mask_hi, hi);
     }
@@ -150,7 +169,8 @@ static ALWAYS_INLINE void tile(size_t m, size_t n, size_t k, const float *a, con
 #define EMBER_ROW(r, lo, hi)                                                                 \
     if (m > r) {                                                                             \
         store_row(lo, hi, (float *)((char *)c + r * c_row_stride), bias_row ? bias_row[r] : 0.0f, \
-                  bias_lo, bias_hi, accumulate, full, mask_lo, mask_hi, vmin, vmax);        \
+                  bias_lo, bias_hi, accumulate, full, mask_lo, mask_hi, vmin, vmax,         \
+                  params->hard_swish);                                                      \
     }
     EMBER_ROW(0, c00, c01)
     EMBER_ROW(1, c10, c11)

@@ -18,9 +18,20 @@
 
 enum { MR = 8, NR = 32 };
 
+/* v · clamp(v · alpha + beta, lo, hi), each step rounded (no FMA), the clamp as max
+ * then min: a NaN survives both. */
+static inline __m512 hard_swish(__m512 v, const ember_f32_hard_swish *gate)
+{
+    const __m512 t = _mm512_add_ps(_mm512_mul_ps(v, _mm512_set1_ps(gate->alpha)),
+                                   _mm512_set1_ps(gate->beta));
+    return _mm512_mul_ps(v, _mm512_min_ps(_mm512_set1_ps(gate->hi),
+                                          _mm512_max_ps(_mm512_set1_ps(gate->lo), t)));
+}
+
 static inline void store_row(__m512 lo, __m512 hi, float *c, float bias_row, __m512 bias_lo,
                              __m512 bias_hi, int accumulate, __mmask16 mask_lo,
-                             __mmask16 mask_hi, __m512 vmin, __m512 vmax)
+                             __mmask16 mask_hi, __m512 vmin, __m512 vmax,
+                             const ember_f32_hard_swish *gate)
 {
     const __m512 vbias_row = _mm512_set1_ps(bias_row);
     lo = _mm512_add_ps(lo, _mm512_add_ps(vbias_row, bias_lo));
@@ -32,6 +43,10 @@ static inline void store_row(__m512 lo, __m512 hi, float *c, float bias_row, __m
     /* max(min, x) then min(max, x): a NaN in x survives both, as in the scalar kernel. */
     lo = _mm512_min_ps(vmax, _mm512_max_ps(vmin, lo));
     hi = _mm512_min_ps(vmax, _mm512_max_ps(vmin, hi));
+    if (gate) {
+        lo = hard_swish(lo, gate);
+        hi = hard_swish(hi, gate);
+    }
     _mm512_mask_storeu_ps(c, mask_lo, lo);
     _mm512_mask_storeu_ps(c + 16, mask_hi, hi);
 }
@@ -92,7 +107,8 @@ void ember_f32_gemm_8x32__avx512f(size_t m, size_t n, size_t k, const float *a,
 #define EMBER_ROW(r, lo, hi)                                                                 \
     if (m > r) {                                                                             \
         store_row(lo, hi, (float *)((char *)c + r * c_row_stride), bias_row ? bias_row[r] : 0.0f, \
-                  bias_lo, bias_hi, accumulate, mask_lo, mask_hi, vmin, vmax);              \
+                  bias_lo, bias_hi, accumulate, mask_lo, mask_hi, vmin, vmax,               \
+                  params->hard_swish);                                                      \
     }
     EMBER_ROW(0, c00, c01)
     EMBER_ROW(1, c10, c11)
