@@ -428,7 +428,8 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
     if (p->winograd)
         ember_conv_winograd_prepare(p, ctx->kernels->f32_winograd, &ctx->scratch_bytes);
     else if (!p->few_pixels &&
-             (status = ember_conv_implicit_prepare(p, node, &ctx->scratch_bytes)) != EMBER_OK)
+             (status = ember_conv_implicit_prepare(p, node, ctx->epilogue->residual >= 0,
+                                                   &ctx->scratch_bytes)) != EMBER_OK)
         return status;
     if (p->implicit || filter_as_b || p->winograd) /* these read the filter packed whole */
         p->slice_channels = p->group_in;

@@ -65,6 +65,7 @@ typedef struct conv_prepared {
     const ember_f32_winograd_kernel *winograd_kernel; /* its transforms */
     int implicit;                     /* 2-d k×k: B read in place from a padded band of input
                                          rows in stride phases (conv_implicit.c), no im2col */
+    int rows_direct;                  /* implicit: a GEMM per output row, written in place */
     /* The band layout (ember_conv_lay_out_bands), for the implicit GEMM and the
      * depthwise kernel path (one band of the whole plane): */
     int64_t band_rows, band_width;    /* output rows per band, phase row width */
@@ -231,7 +232,7 @@ void ember_conv_winograd_run(const conv_prepared *p, const float *in, const floa
  * with its tables and *scratch_bytes; the run covers one group of one image (residual:
  * that group's part of the fused residual, or NULL). */
 ember_status ember_conv_implicit_prepare(conv_prepared *p, const ember_node *node,
-                                         size_t *scratch_bytes);
+                                         int residual, size_t *scratch_bytes);
 /* The band layout for `rows` output rows at a time (2-d, strides ≤
  * EMBER_CONV_MAX_PHASE_STRIDE): p->band_*, phase_*, b_offsets (per tap of each channel
  * of the group: where its input under output (0, 0) is in the band). 1 when laid out,

@@ -192,6 +192,7 @@ def test_nothing_folds_after_the_gate():
 HARD_SWISH_PATHS = dict(PATHS, **{
     "winograd": ((1, 256, 21, 19), (62, 256, 3, 3), 1, 1),
     "implicit-k-passes": ((1, 40, 12, 12), (8, 40, 3, 3), 1, 1),  # K = 360: two passes
+    "implicit-rows-direct": ((2, 4, 12, 95), (8, 4, 3, 3), 1, 2),  # 48 wide: a GEMM a row
 })
 # depthwise: (x shape, filter shape, padding, stride), groups = channels
 HARD_SWISH_DEPTHWISE = {
