@@ -118,33 +118,48 @@ enum { MR = 8, NR = 8 };
  * by 4, or by 0 over a zero), the column biases (v4, v5: zeros when there are none), C
  * when accumulating, the clamp (v6, v7: fmax/fmin keep a NaN) and one stp. 11 instructions
  * a row (14 accumulating) where the C epilogue, which reloads the tile from memory and
- * branches per row, spends about 30. Partial tiles, and tiles with a hard swish, take the C
- * epilogue.
+ * branches per row, spends about 30. With a hard swish, 10 more a row: its four constants
+ * (v10-v13, one ld4r from the gate's alpha, beta, lo, hi) and two temporaries (v8, v9),
+ * registers the plain tiles leave alone (the compiler saves their lower halves only
+ * around the gated calls). Partial tiles take the C epilogue.
  */
-#define EPILOGUE_ROW(LO, HI, ACCUMULATE)                                                     \
+#define EPILOGUE_ROW(LO, HI, ACCUMULATE, GATE)                                               \
     "ld1r {v0.4s}, [%[bias_row]], %[bias_step]\n"                                            \
     "fadd v" LO ".4s, v" LO ".4s, v0.4s\n" "fadd v" HI ".4s, v" HI ".4s, v0.4s\n"             \
     "fadd v" LO ".4s, v" LO ".4s, v4.4s\n" "fadd v" HI ".4s, v" HI ".4s, v5.4s\n"             \
     ACCUMULATE(LO, HI)                                                                       \
     "fmax v" LO ".4s, v" LO ".4s, v6.4s\n" "fmax v" HI ".4s, v" HI ".4s, v6.4s\n"             \
     "fmin v" LO ".4s, v" LO ".4s, v7.4s\n" "fmin v" HI ".4s, v" HI ".4s, v7.4s\n"             \
+    GATE(LO, HI)                                                                             \
     "stp q" LO ", q" HI ", [%[c]]\n"                                                          \
     "add %[c], %[c], %[stride]\n"
 #define ADD_C(LO, HI)                                                                        \
     "ldp q2, q3, [%[c]]\n"                                                                   \
     "fadd v" LO ".4s, v" LO ".4s, v2.4s\n" "fadd v" HI ".4s, v" HI ".4s, v3.4s\n"
 #define KEEP(LO, HI) ""
-#define EPILOGUE_ROWS(ACCUMULATE)                                                            \
-    EPILOGUE_ROW("16", "17", ACCUMULATE) EPILOGUE_ROW("18", "19", ACCUMULATE)                \
-    EPILOGUE_ROW("20", "21", ACCUMULATE) EPILOGUE_ROW("22", "23", ACCUMULATE)                \
-    EPILOGUE_ROW("24", "25", ACCUMULATE) EPILOGUE_ROW("26", "27", ACCUMULATE)                \
-    EPILOGUE_ROW("28", "29", ACCUMULATE) EPILOGUE_ROW("30", "31", ACCUMULATE)
-#define WHOLE_TILE_EPILOGUE                                                                  \
+/* v · clamp(v · alpha + beta, lo, hi), each step rounded (fmul then fadd, no fmla), the
+ * clamp by fmax/fmin, which keep a NaN. */
+#define HARD_SWISH(LO, HI)                                                                   \
+    "fmul v8.4s, v" LO ".4s, v10.4s\n" "fmul v9.4s, v" HI ".4s, v10.4s\n"                    \
+    "fadd v8.4s, v8.4s, v11.4s\n" "fadd v9.4s, v9.4s, v11.4s\n"                              \
+    "fmax v8.4s, v8.4s, v12.4s\n" "fmax v9.4s, v9.4s, v12.4s\n"                              \
+    "fmin v8.4s, v8.4s, v13.4s\n" "fmin v9.4s, v9.4s, v13.4s\n"                              \
+    "fmul v" LO ".4s, v" LO ".4s, v8.4s\n" "fmul v" HI ".4s, v" HI ".4s, v9.4s\n"
+#define EPILOGUE_ROWS(ACCUMULATE, GATE)                                                      \
+    EPILOGUE_ROW("16", "17", ACCUMULATE, GATE) EPILOGUE_ROW("18", "19", ACCUMULATE, GATE)    \
+    EPILOGUE_ROW("20", "21", ACCUMULATE, GATE) EPILOGUE_ROW("22", "23", ACCUMULATE, GATE)    \
+    EPILOGUE_ROW("24", "25", ACCUMULATE, GATE) EPILOGUE_ROW("26", "27", ACCUMULATE, GATE)    \
+    EPILOGUE_ROW("28", "29", ACCUMULATE, GATE) EPILOGUE_ROW("30", "31", ACCUMULATE, GATE)
+#define WHOLE_TILE_EPILOGUE_WITH(GATE)                                                       \
     "ldp q4, q5, [%[bias_col]]\n"                                                            \
     "ld1r {v6.4s}, [%[bounds]]\n"                                                            \
     "ld1r {v7.4s}, [%[bounds_max]]\n"                                                        \
-    "cbnz %w[accumulate], 5f\n" EPILOGUE_ROWS(KEEP) "b 6f\n"                                 \
-    "5:\n" EPILOGUE_ROWS(ADD_C) "6:\n"
+    "cbnz %w[accumulate], 5f\n" EPILOGUE_ROWS(KEEP, GATE) "b 6f\n"                           \
+    "5:\n" EPILOGUE_ROWS(ADD_C, GATE) "6:\n"
+#define WHOLE_TILE_EPILOGUE WHOLE_TILE_EPILOGUE_WITH(KEEP)
+#define GATED_TILE_EPILOGUE                                                                  \
+    "ld4r {v10.4s, v11.4s, v12.4s, v13.4s}, [%[gate]]\n" WHOLE_TILE_EPILOGUE_WITH(HARD_SWISH)
+#define GATE_CLOBBERED "v8", "v9", "v10", "v11", "v12", "v13"
 
 /* What the assembly epilogue reads: pointers to zeros stand in for absent biases. */
 typedef struct whole_tile {
@@ -153,6 +168,7 @@ typedef struct whole_tile {
     const float *bias_row, *bias_col, *bounds; /* bounds: {min, max} */
     size_t bias_step;                          /* 4 (bytes) or 0 over a zero */
     int accumulate;
+    const float *gate; /* the hard swish's alpha, beta, lo, hi (consecutive), or NULL */
 } whole_tile;
 
 static const float zeros[NR];
@@ -163,7 +179,8 @@ static whole_tile whole_tile_of(float *c, size_t c_row_stride,
     bounds[0] = params->min, bounds[1] = params->max;
     const whole_tile t = {c, c_row_stride, params->bias_row ? params->bias_row : zeros,
                           params->bias_col ? params->bias_col : zeros, bounds,
-                          params->bias_row ? sizeof(float) : 0, params->accumulate != 0};
+                          params->bias_row ? sizeof(float) : 0, params->accumulate != 0,
+                          params->hard_swish ? &params->hard_swish->alpha : NULL};
     return t;
 }
 
@@ -196,15 +213,23 @@ static void accumulate_indirect(size_t k, const float *a, const float *b,
                      : "x9", "x10", CLOBBERED);
 }
 
-/* A whole packed tile, epilogue included. */
+/* A whole packed tile, epilogue included (the hard swish's in its own asm: its registers
+ * are saved only where it runs). */
 static void whole_packed(size_t k, const float *a, const float *b, whole_tile t)
 {
     size_t quads = k / 4, rest = k % 4;
-    __asm__ volatile(PACKED_LOOP WHOLE_TILE_EPILOGUE
-                     : [a] "+r"(a), [b] "+r"(b), [quads] "+r"(quads), [rest] "+r"(rest),
-                       WHOLE_TILE_OPERANDS(t)
-                     : WHOLE_TILE_INPUTS(t)
-                     : CLOBBERED);
+    if (t.gate != NULL)
+        __asm__ volatile(PACKED_LOOP GATED_TILE_EPILOGUE
+                         : [a] "+r"(a), [b] "+r"(b), [quads] "+r"(quads), [rest] "+r"(rest),
+                           WHOLE_TILE_OPERANDS(t)
+                         : WHOLE_TILE_INPUTS(t), [gate] "r"(t.gate)
+                         : GATE_CLOBBERED, CLOBBERED);
+    else
+        __asm__ volatile(PACKED_LOOP WHOLE_TILE_EPILOGUE
+                         : [a] "+r"(a), [b] "+r"(b), [quads] "+r"(quads), [rest] "+r"(rest),
+                           WHOLE_TILE_OPERANDS(t)
+                         : WHOLE_TILE_INPUTS(t)
+                         : CLOBBERED);
 }
 
 /* A whole in-place tile, epilogue included. */
@@ -212,11 +237,18 @@ static void whole_indirect(size_t k, const float *a, const float *b, const int32
                            whole_tile t)
 {
     size_t quads = k / 4, rest = k % 4;
-    __asm__ volatile(INDIRECT_LOOP WHOLE_TILE_EPILOGUE
-                     : [a] "+r"(a), [offsets] "+r"(offsets), [quads] "+r"(quads),
-                       [rest] "+r"(rest), WHOLE_TILE_OPERANDS(t)
-                     : [b] "r"(b), WHOLE_TILE_INPUTS(t)
-                     : "x9", "x10", CLOBBERED);
+    if (t.gate != NULL)
+        __asm__ volatile(INDIRECT_LOOP GATED_TILE_EPILOGUE
+                         : [a] "+r"(a), [offsets] "+r"(offsets), [quads] "+r"(quads),
+                           [rest] "+r"(rest), WHOLE_TILE_OPERANDS(t)
+                         : [b] "r"(b), WHOLE_TILE_INPUTS(t), [gate] "r"(t.gate)
+                         : "x9", "x10", GATE_CLOBBERED, CLOBBERED);
+    else
+        __asm__ volatile(INDIRECT_LOOP WHOLE_TILE_EPILOGUE
+                         : [a] "+r"(a), [offsets] "+r"(offsets), [quads] "+r"(quads),
+                           [rest] "+r"(rest), WHOLE_TILE_OPERANDS(t)
+                         : [b] "r"(b), WHOLE_TILE_INPUTS(t)
+                         : "x9", "x10", CLOBBERED);
 }
 
 /* A tile of one row (m = 1: a recurrent step) over packed B: row 0 of each A group (MR
@@ -321,7 +353,7 @@ static __attribute__((noinline)) void tile(size_t m, size_t n, size_t k, const f
 void ember_f32_gemm_8x8__neon_aarch64(size_t m, size_t n, size_t k, const float *a, const float *b, float *c,
                                       size_t c_row_stride, const ember_f32_gemm_params *params)
 {
-    if (m == MR && n == NR && params->hard_swish == NULL) {
+    if (m == MR && n == NR) {
         float bounds[2];
         whole_packed(k, a, b, whole_tile_of(c, c_row_stride, params, bounds));
         return;
@@ -333,7 +365,7 @@ void ember_f32_gemm_8x8__neon_aarch64_indirect(size_t m, size_t n, size_t k, con
                                                const int32_t *offsets, float *c, size_t c_row_stride,
                                                const ember_f32_gemm_params *params)
 {
-    if (m == MR && n == NR && params->hard_swish == NULL) {
+    if (m == MR && n == NR) {
         float bounds[2];
         whole_indirect(k, a, b, offsets, whole_tile_of(c, c_row_stride, params, bounds));
         return;
