@@ -112,6 +112,78 @@ static ALWAYS_INLINE void one_row(size_t k, const float *a, const float *b,
     *hi = _mm256_add_ps(_mm256_add_ps(h0, h1), _mm256_add_ps(h2, h3));
 }
 
+/* A tile of two rows (the last of M = 32, 128, 512 …): the 6-row loop would spend two
+ * thirds of its multiply-adds on rows it does not store, and two rows' four accumulators
+ * would make the FMA latency the bound, so k is unrolled by 2 into 8 accumulators. */
+static ALWAYS_INLINE void two_rows(size_t k, const float *a, const float *b,
+                                   const int32_t *offsets, __m256 *c00, __m256 *c01,
+                                   __m256 *c10, __m256 *c11)
+{
+    __m256 l0 = _mm256_setzero_ps(), h0 = _mm256_setzero_ps();
+    __m256 l1 = _mm256_setzero_ps(), h1 = _mm256_setzero_ps();
+    __m256 l2 = _mm256_setzero_ps(), h2 = _mm256_setzero_ps();
+    __m256 l3 = _mm256_setzero_ps(), h3 = _mm256_setzero_ps();
+    size_t p = 0;
+    for (; p + 2 <= k; p += 2, a += 2 * MR) {
+        const float *b0 = B_ROW(b, offsets, p), *b1 = B_ROW(b, offsets, p + 1);
+        const __m256 x0 = _mm256_loadu_ps(b0), y0 = _mm256_loadu_ps(b0 + 8);
+        const __m256 x1 = _mm256_loadu_ps(b1), y1 = _mm256_loadu_ps(b1 + 8);
+        __m256 ai = _mm256_broadcast_ss(a);
+        l0 = _mm256_fmadd_ps(ai, x0, l0);
+        h0 = _mm256_fmadd_ps(ai, y0, h0);
+        ai = _mm256_broadcast_ss(a + 1);
+        l1 = _mm256_fmadd_ps(ai, x0, l1);
+        h1 = _mm256_fmadd_ps(ai, y0, h1);
+        ai = _mm256_broadcast_ss(a + MR);
+        l2 = _mm256_fmadd_ps(ai, x1, l2);
+        h2 = _mm256_fmadd_ps(ai, y1, h2);
+        ai = _mm256_broadcast_ss(a + MR + 1);
+        l3 = _mm256_fmadd_ps(ai, x1, l3);
+        h3 = _mm256_fmadd_ps(ai, y1, h3);
+    }
+    if (p < k) {
+        const float *bp = B_ROW(b, offsets, p);
+        const __m256 x0 = _mm256_loadu_ps(bp), y0 = _mm256_loadu_ps(bp + 8);
+        l0 = _mm256_fmadd_ps(_mm256_broadcast_ss(a), x0, l0);
+        h0 = _mm256_fmadd_ps(_mm256_broadcast_ss(a), y0, h0);
+        l1 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 1), x0, l1);
+        h1 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 1), y0, h1);
+    }
+    *c00 = _mm256_add_ps(l0, l2);
+    *c01 = _mm256_add_ps(h0, h2);
+    *c10 = _mm256_add_ps(l1, l3);
+    *c11 = _mm256_add_ps(h1, h3);
+}
+
+/* A tile of three or four rows (the last of M = 16, 64, 256 …): 8 accumulators, 8 FMAs a
+ * k step where the 6-row loop spends 12. */
+static ALWAYS_INLINE void four_rows(size_t k, const float *a, const float *b,
+                                    const int32_t *offsets, __m256 *c)
+{
+    __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
+    __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
+    __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
+    __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
+    for (size_t p = 0; p < k; p++, a += MR) {
+        const float *bp = B_ROW(b, offsets, p);
+        const __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
+        __m256 ai = _mm256_broadcast_ss(a);
+        c00 = _mm256_fmadd_ps(ai, b0, c00);
+        c01 = _mm256_fmadd_ps(ai, b1, c01);
+        ai = _mm256_broadcast_ss(a + 1);
+        c10 = _mm256_fmadd_ps(ai, b0, c10);
+        c11 = _mm256_fmadd_ps(ai, b1, c11);
+        ai = _mm256_broadcast_ss(a + 2);
+        c20 = _mm256_fmadd_ps(ai, b0, c20);
+        c21 = _mm256_fmadd_ps(ai, b1, c21);
+        ai = _mm256_broadcast_ss(a + 3);
+        c30 = _mm256_fmadd_ps(ai, b0, c30);
+        c31 = _mm256_fmadd_ps(ai, b1, c31);
+    }
+    c[0] = c00, c[1] = c01, c[2] = c10, c[3] = c11;
+    c[4] = c20, c[5] = c21, c[6] = c30, c[7] = c31;
+}
+
 static ALWAYS_INLINE void tile(size_t m, size_t n, size_t k, const float *a, const float *b,
                                const int32_t *offsets, float *c, size_t c_row_stride,
                                const ember_f32_gemm_params *params)
@@ -123,9 +195,17 @@ static ALWAYS_INLINE void tile(size_t m, size_t n, size_t k, const float *a, con
     __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps();
     __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
 
-    if (m == 1)
+    if (m == 1) {
         one_row(k, a, b, offsets, &c00, &c01);
-    for (size_t p = 0; m > 1 && p < k; p++) {
+    } else if (m == 2) {
+        two_rows(k, a, b, offsets, &c00, &c01, &c10, &c11);
+    } else if (m <= 4) {
+        __m256 c[8];
+        four_rows(k, a, b, offsets, c);
+        c00 = c[0], c01 = c[1], c10 = c[2], c11 = c[3];
+        c20 = c[4], c21 = c[5], c30 = c[6], c31 = c[7];
+    }
+    for (size_t p = 0; m > 4 && p < k; p++) {
         const float *bp = B_ROW(b, offsets, p);
         const __m256 b0 = _mm256_loadu_ps(bp);
         const __m256 b1 = _mm256_loadu_ps(bp + 8);
