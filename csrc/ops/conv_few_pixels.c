@@ -94,14 +94,15 @@ size_t ember_conv_few_pixels_scratch(const conv_prepared *p)
             n * transposed_stride(p)) * sizeof(float);
 }
 
-/* out (m channels × n pixels) = hard_swish(clamp(C^T + residual)), C^T's rows `stride` floats apart
- * (residual NULL: none; it may be out itself: each element is read before its output is
- * written). In strips of TRANSPOSE_STRIP channels, an output row at a time: the strip's
- * n cache lines of C stay in L1 while its rows are written, each row in one pass.
+/* out (m channels × n pixels) = hard_swish(clamp(C^T + residual)), C^T's rows `stride`
+ * floats apart (residual NULL: none; it may be out itself: each element is read before its
+ * output is written). In strips of TRANSPOSE_STRIP channels, an output row at a time: the
+ * strip's n cache lines of C stay in L1 while its rows are written, each row in one pass.
  * Channel by channel instead, every read was a line of its own (2048 channels: 8 KB
- * apart), and ResNet's 7×7 stage spent a third of its time here; pixel by pixel within
- * a strip, 16 scattered stores a pixel cost 4x this order (1280 channels × 49 pixels:
- * 2.1 -> 0.5 ns a value). */
+ * apart), and ResNet's 7×7 stage spent a third of its time here; pixel by pixel within a
+ * strip, 16 scattered stores a pixel cost 4x this order (1280 channels × 49 pixels: 2.1 ->
+ * 0.5 ns a value).
+ */
 #define TRANSPOSE_STRIP 16
 
 static void transpose_out(const conv_prepared *p, const float *c, size_t n, size_t m,

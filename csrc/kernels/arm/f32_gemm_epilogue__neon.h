@@ -1,8 +1,9 @@
 /*
  * f32_gemm_epilogue__neon.h — the epilogue of the NEON GEMM and GEMV kernels (AArch64
  * and ARMv7; 8 columns = two q registers per row): the column biases of a tile, and one
- * row's bias, accumulation, clamp, hard swish (GEMM only) and store. A partial row (n < 8) goes through an
- * 8-float stack copy, so C and bias_col are touched only in columns < n.
+ * row's bias, accumulation, clamp, hard swish (GEMM only) and store. A partial row
+ * (n < 8) goes through an 8-float stack copy, so C and bias_col are touched only in
+ * columns < n.
  */
 #ifndef EMBER_F32_GEMM_EPILOGUE_NEON_H
 #define EMBER_F32_GEMM_EPILOGUE_NEON_H
