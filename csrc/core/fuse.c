@@ -30,8 +30,8 @@
 #include "core/shape.h"
 
 typedef struct use_info {
-    const uint8_t *live; /* per node */
     int *count;     /* live readers of each value (a node reading twice counts twice) */
+    int *first;     /* the first live reader of each value */
     int *consumer;  /* the last live reader of each value */
     uint8_t *is_output;
 } use_info;
@@ -192,13 +192,10 @@ static int fuse_hard_swish(const ember_model *model, const use_info *uses, size_
     if (host->op->accepts_hard_swish == NULL || !host->op->accepts_hard_swish(host) ||
         epilogue->gate >= 0 || uses->is_output[v] || uses->count[v] != 2)
         return 0;
-    const ember_node *last = &model->nodes[uses->consumer[v]], *first = NULL;
-    for (size_t n = g + 1; first == NULL && n < (size_t)uses->consumer[v]; n++)
-        for (size_t i = 0; uses->live[n] && i < model->nodes[n].input_count; i++)
-            if (model->nodes[n].inputs[i] == v)
-                first = &model->nodes[n];
+    const ember_node *first = &model->nodes[uses->first[v]];
+    const ember_node *last = &model->nodes[uses->consumer[v]];
     ember_f32_hard_swish gate = {0.0f, 0.0f, 0.0f, 0.0f, NULL};
-    if (first == NULL || !is_op(first, "mul") || !scalar_beside(model, first, v, &gate.alpha))
+    if (first == last || !is_op(first, "mul") || !scalar_beside(model, first, v, &gate.alpha))
         return 0;
     const ember_node *shift = sole_reader(model, uses, first->output, "add");
     if (shift == NULL || !scalar_beside(model, shift, first->output, &gate.beta))
@@ -242,12 +239,14 @@ ember_status ember_fuse_epilogues(const ember_model *model, const uint8_t *live,
                                   int *fused_into, ember_epilogue *epilogues)
 {
     use_info uses;
-    uses.live = live;
     uses.count = calloc(model->value_count + 1, sizeof(int));
+    uses.first = calloc(model->value_count + 1, sizeof(int));
     uses.consumer = calloc(model->value_count + 1, sizeof(int));
     uses.is_output = calloc(model->value_count + 1, 1);
-    if (uses.count == NULL || uses.consumer == NULL || uses.is_output == NULL) {
+    if (uses.count == NULL || uses.first == NULL || uses.consumer == NULL ||
+        uses.is_output == NULL) {
         free(uses.count);
+        free(uses.first);
         free(uses.consumer);
         free(uses.is_output);
         return ember_error_set(EMBER_ERROR_MEMORY, "out of memory preparing the model");
@@ -266,14 +265,17 @@ ember_status ember_fuse_epilogues(const ember_model *model, const uint8_t *live,
         epilogues[n].hard_swished = 0;
         memset(&epilogues[n].hard_swish, 0, sizeof epilogues[n].hard_swish);
         for (size_t i = 0; live[n] && i < model->nodes[n].input_count; i++) {
-            uses.count[model->nodes[n].inputs[i]]++;
-            uses.consumer[model->nodes[n].inputs[i]] = (int)n;
+            const int v = model->nodes[n].inputs[i];
+            if (uses.count[v]++ == 0)
+                uses.first[v] = (int)n;
+            uses.consumer[v] = (int)n;
         }
     }
     for (size_t n = 0; n < model->node_count; n++)
         if (live[n] && fused_into[n] < 0 && (model->nodes[n].op->flags & EMBER_OP_FUSES_EPILOGUE))
             fuse_chain(model, &uses, n, fused_into, &epilogues[n]);
     free(uses.count);
+    free(uses.first);
     free(uses.consumer);
     free(uses.is_output);
     return EMBER_OK;

@@ -55,6 +55,16 @@ struct ember_f32_hard_swish {
     ember_f32_hard_swish_fn apply; /* the kernel this CPU runs it with (the kernel config's) */
 };
 
+/* One value through it, the scalar kernels' definition. The clamp by comparisons a NaN
+ * fails, so it stays NaN; -std=c11 contracts nothing into an FMA. */
+static inline float ember_f32_hard_swish_of(float v, const ember_f32_hard_swish *gate)
+{
+    float t = v * gate->alpha + gate->beta;
+    t = t < gate->lo ? gate->lo : t;
+    t = t > gate->hi ? gate->hi : t;
+    return v * t;
+}
+
 /* ---------------------------------------------------------------- f32 GEMM */
 
 /* Fused epilogue of a GEMM tile. */

@@ -372,7 +372,6 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
     if (ctx->epilogue->hard_swished) {
         p->gate = ctx->epilogue->hard_swish;
         p->gate.apply = ctx->kernels->f32_hard_swish->fn;
-        p->hard_swish = &p->gate;
     }
     conv_geometry(p, node, x, w, y);
 
@@ -498,7 +497,7 @@ static void conv_group(const conv_prepared *p, const float *in, const float *fil
         ember_conv_winograd_run(p, in, filter, bias, residual, out, columns);
         return;
     }
-    ember_f32_gemm_params params = {bias, NULL, 0, p->min, p->max, p->hard_swish};
+    ember_f32_gemm_params params = {bias, NULL, 0, p->min, p->max, ember_conv_gate(p)};
     if (p->implicit) {
         ember_conv_implicit_run(p, in, filter, &params, residual, out, columns);
         return;

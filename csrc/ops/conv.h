@@ -82,17 +82,23 @@ typedef struct conv_prepared {
     float *run_bias;                  /* out_channels, refreshed per run when the bias is computed */
     int bias_computed;
     float min, max;
-    ember_f32_hard_swish gate;        /* a fused hard swish, after the clamp (conv.c) */
-    const ember_f32_hard_swish *hard_swish; /* &gate, or NULL: none */
+    ember_f32_hard_swish gate;        /* a fused hard swish, after the clamp (conv.c); its
+                                         apply NULL when there is none */
 } conv_prepared;
+
+/* The fused hard swish, or NULL. */
+static inline const ember_f32_hard_swish *ember_conv_gate(const conv_prepared *p)
+{
+    return p->gate.apply != NULL ? &p->gate : NULL;
+}
 
 /* The fused hard swish, in place, over `rows` rows of n output floats just written (row r
  * at (char *)y + r · row_stride), while they are in cache. */
 static inline void ember_conv_hard_swish(const conv_prepared *p, size_t rows, size_t n,
                                          float *y, size_t row_stride)
 {
-    if (p->hard_swish != NULL)
-        p->hard_swish->apply(rows, n, y, row_stride, p->hard_swish);
+    if (p->gate.apply != NULL)
+        p->gate.apply(rows, n, y, row_stride, &p->gate);
 }
 
 /* Taps per input channel (kernel positions): K = group_in × this; not depth / group_in,

@@ -49,7 +49,7 @@ void ember_conv_one_pixel_run(const conv_prepared *p, const float *input, const 
                     *row = p->pixel_taps[t] < 0 ? 0.0f : in[p->pixel_taps[t]];
             const ember_f32_gemm_params params = {NULL, bias + g * p->group_out,
                                                   residual != NULL, p->min, p->max,
-                                                  p->hard_swish};
+                                                  ember_conv_gate(p)};
             ember_f32_gemm_packed(p->kernel, 1, (size_t)p->group_out, (size_t)p->depth, taps,
                                   p->packed_filter + (size_t)g * p->group_filter_floats, out,
                                   (size_t)p->group_out * sizeof(float), &params);

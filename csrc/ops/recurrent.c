@@ -460,8 +460,8 @@ static void gru_step(const direction_run *run, float *z_rows, int64_t t, float *
                                                                  : z[n + k] * run->h[b * n + k];
     }
     if (run->a->linear_before_reset) {
-        const ember_f32_gemm_params params = {NULL, run->bias_h, 0, -INFINITY, INFINITY,
-                                                   NULL};
+        const ember_f32_gemm_params params = {.bias_col = run->bias_h, .min = -INFINITY,
+                                              .max = INFINITY};
         state_product(p, run->h, run->packed_h, run->packed_r + zr_floats, n, run->temp, n,
                       &params);
         for (size_t i = 0; i < batch * n; i++)

@@ -113,16 +113,11 @@ def test_conv_paths_match_the_host_under_qemu(arch, tmp_path):
                                      atol=1e-4)
         if problem:
             failures.append(f"{name}: {problem}")
-    for name in RESIDUAL:
-        plan, inputs = cook(name, str(tmp_path), residual=True)
-        problem = cross.compare_plan(arch, plan, inputs, 1, str(tmp_path), name + "-residual",
-                                     rtol=1e-4, atol=1e-4)
-        if problem:
-            failures.append(f"{name} with a residual: {problem}")
-    for name in HARD_SWISH:
-        plan, inputs = cook(name, str(tmp_path), hard_swish=True)
-        problem = cross.compare_plan(arch, plan, inputs, 1, str(tmp_path), name + "-hardswish",
-                                     rtol=1e-4, atol=1e-4)
-        if problem:
-            failures.append(f"{name} with a hardswish: {problem}")
+    for names, fused in ((RESIDUAL, "residual"), (HARD_SWISH, "hard_swish")):
+        for name in names:
+            plan, inputs = cook(name, str(tmp_path), **{fused: True})
+            problem = cross.compare_plan(arch, plan, inputs, 1, str(tmp_path),
+                                         f"{name}-{fused}", rtol=1e-4, atol=1e-4)
+            if problem:
+                failures.append(f"{name} with a fused {fused}: {problem}")
     assert not failures, "\n".join(failures)

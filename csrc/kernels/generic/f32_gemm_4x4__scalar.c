@@ -42,14 +42,7 @@ static void tile(size_t m, size_t n, size_t k, const float *a, const float *b,
             if (v > params->max) {
                 v = params->max;
             }
-            const ember_f32_hard_swish *gate = params->hard_swish;
-            if (gate) {
-                float t = v * gate->alpha + gate->beta;
-                t = t < gate->lo ? gate->lo : t;
-                t = t > gate->hi ? gate->hi : t;
-                v *= t;
-            }
-            c_row[j] = v;
+            c_row[j] = params->hard_swish ? ember_f32_hard_swish_of(v, params->hard_swish) : v;
         }
     }
 }

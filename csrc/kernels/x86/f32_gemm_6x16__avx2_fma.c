@@ -45,31 +45,22 @@ static inline void store_row(__m256 lo, __m256 hi, float *c, float bias_row, __m
     const __m256 vbias_row = _mm256_set1_ps(bias_row);
     lo = _mm256_add_ps(lo, _mm256_add_ps(vbias_row, bias_lo));
     hi = _mm256_add_ps(hi, _mm256_add_ps(vbias_row, bias_hi));
+    if (accumulate) {
+        lo = _mm256_add_ps(lo, full ? _mm256_loadu_ps(c) : _mm256_maskload_ps(c, mask_lo));
+        hi = _mm256_add_ps(hi, full ? _mm256_loadu_ps(c + 8)
+                                    : _mm256_maskload_ps(c + 8, mask_hi));
+    }
+    /* max(min, x) then min(max, x): a NaN in x survives both, as in the scalar kernel. */
+    lo = _mm256_min_ps(vmax, _mm256_max_ps(vmin, lo));
+    hi = _mm256_min_ps(vmax, _mm256_max_ps(vmin, hi));
+    if (gate) {
+        lo = hard_swish(lo, gate);
+        hi = hard_swish(hi, gate);
+    }
     if (full) {
-        if (accumulate) {
-            lo = _mm256_add_ps(lo, _mm256_loadu_ps(c));
-            hi = _mm256_add_ps(hi, _mm256_loadu_ps(c + 8));
-        }
-        /* max(min, x) then min(max, x): a NaN in x survives both, as in the scalar kernel. */
-        lo = _mm256_min_ps(vmax, _mm256_max_ps(vmin, lo));
-        hi = _mm256_min_ps(vmax, _mm256_max_ps(vmin, hi));
-        if (gate) {
-            lo = hard_swish(lo, gate);
-            hi = hard_swish(hi, gate);
-        }
         _mm256_storeu_ps(c, lo);
         _mm256_storeu_ps(c + 8, hi);
     } else {
-        if (accumulate) {
-            lo = _mm256_add_ps(lo, _mm256_maskload_ps(c, mask_lo));
-            hi = _mm256_add_ps(hi, _mm256_maskload_ps(c + 8, mask_hi));
-        }
-        lo = _mm256_min_ps(vmax, _mm256_max_ps(vmin, lo));
-        hi = _mm256_min_ps(vmax, _mm256_max_ps(vmin, hi));
-        if (gate) {
-            lo = hard_swish(lo, gate);
-            hi = hard_swish(hi, gate);
-        }
         _mm256_maskstore_ps(c, mask_lo, lo);
         _mm256_maskstore_ps(c + 8, mask_hi, hi);
     }
@@ -112,37 +103,11 @@ static ALWAYS_INLINE void one_row(size_t k, const float *a, const float *b,
     *hi = _mm256_add_ps(_mm256_add_ps(h0, h1), _mm256_add_ps(h2, h3));
 }
 
-/* A tile of two to four rows (the last of M = 16, 32, 64 …): 8 FMAs a k step where the
- * 6-row loop spends 12 on rows it does not store. Each sum runs over k in order, as in
- * the 6-row loop, so a row's bits do not depend on the tile it falls in (a stream's
- * pulses tile their pixels otherwise than the whole signal: tests/stream); unrolling two
- * rows' k by 2 into split sums would save more, but changed them. */
-static ALWAYS_INLINE void four_rows(size_t k, const float *a, const float *b,
-                                    const int32_t *offsets, __m256 *c)
-{
-    __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
-    __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
-    __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
-    __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
-    for (size_t p = 0; p < k; p++, a += MR) {
-        const float *bp = B_ROW(b, offsets, p);
-        const __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
-        __m256 ai = _mm256_broadcast_ss(a);
-        c00 = _mm256_fmadd_ps(ai, b0, c00);
-        c01 = _mm256_fmadd_ps(ai, b1, c01);
-        ai = _mm256_broadcast_ss(a + 1);
-        c10 = _mm256_fmadd_ps(ai, b0, c10);
-        c11 = _mm256_fmadd_ps(ai, b1, c11);
-        ai = _mm256_broadcast_ss(a + 2);
-        c20 = _mm256_fmadd_ps(ai, b0, c20);
-        c21 = _mm256_fmadd_ps(ai, b1, c21);
-        ai = _mm256_broadcast_ss(a + 3);
-        c30 = _mm256_fmadd_ps(ai, b0, c30);
-        c31 = _mm256_fmadd_ps(ai, b1, c31);
-    }
-    c[0] = c00, c[1] = c01, c[2] = c10, c[3] = c11;
-    c[4] = c20, c[5] = c21, c[6] = c30, c[7] = c31;
-}
+/* Row i of the tile: A[i][p] by the k step's B row (b0, b1) into (lo, hi). */
+#define FMA_ROW(i, lo, hi)                                                                   \
+    ai = _mm256_broadcast_ss(a + i);                                                         \
+    lo = _mm256_fmadd_ps(ai, b0, lo);                                                        \
+    hi = _mm256_fmadd_ps(ai, b1, hi);
 
 static ALWAYS_INLINE void tile(size_t m, size_t n, size_t k, const float *a, const float *b,
                                const int32_t *offsets, float *c, size_t c_row_stride,
@@ -155,38 +120,27 @@ static ALWAYS_INLINE void tile(size_t m, size_t n, size_t k, const float *a, con
     __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps();
     __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
 
-    if (m == 1) {
+    /* Tiles of two to four rows (the last of M = 16, 32, 64 …) skip the FMAs of rows they
+     * do not store: 8 a k step, not 12. Each sum runs over k in order in both loops, so a
+     * row's bits do not depend on the tile it falls in (a stream's pulses tile their
+     * pixels otherwise than the whole signal: tests/stream); splitting two rows' sums
+     * over even and odd k would save more, but changed them. */
+    if (m == 1)
         one_row(k, a, b, offsets, &c00, &c01);
-    } else if (m <= 4) {
-        __m256 c[8];
-        four_rows(k, a, b, offsets, c);
-        c00 = c[0], c01 = c[1], c10 = c[2], c11 = c[3];
-        c20 = c[4], c21 = c[5], c30 = c[6], c31 = c[7];
-    }
-    for (size_t p = 0; m > 4 && p < k; p++) {
+    for (size_t p = 0; m > 1 && m <= 4 && p < k; p++, a += MR) {
         const float *bp = B_ROW(b, offsets, p);
-        const __m256 b0 = _mm256_loadu_ps(bp);
-        const __m256 b1 = _mm256_loadu_ps(bp + 8);
-        __m256 ai = _mm256_broadcast_ss(a + 0);
-        c00 = _mm256_fmadd_ps(ai, b0, c00);
-        c01 = _mm256_fmadd_ps(ai, b1, c01);
-        ai = _mm256_broadcast_ss(a + 1);
-        c10 = _mm256_fmadd_ps(ai, b0, c10);
-        c11 = _mm256_fmadd_ps(ai, b1, c11);
-        ai = _mm256_broadcast_ss(a + 2);
-        c20 = _mm256_fmadd_ps(ai, b0, c20);
-        c21 = _mm256_fmadd_ps(ai, b1, c21);
-        ai = _mm256_broadcast_ss(a + 3);
-        c30 = _mm256_fmadd_ps(ai, b0, c30);
-        c31 = _mm256_fmadd_ps(ai, b1, c31);
-        ai = _mm256_broadcast_ss(a + 4);
-        c40 = _mm256_fmadd_ps(ai, b0, c40);
-        c41 = _mm256_fmadd_ps(ai, b1, c41);
-        ai = _mm256_broadcast_ss(a + 5);
-        c50 = _mm256_fmadd_ps(ai, b0, c50);
-        c51 = _mm256_fmadd_ps(ai, b1, c51);
-        a += MR;
+        const __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
+        __m256 ai;
+        FMA_ROW(0, c00, c01) FMA_ROW(1, c10, c11) FMA_ROW(2, c20, c21) FMA_ROW(3, c30, c31)
     }
+    for (size_t p = 0; m > 4 && p < k; p++, a += MR) {
+        const float *bp = B_ROW(b, offsets, p);
+        const __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
+        __m256 ai;
+        FMA_ROW(0, c00, c01) FMA_ROW(1, c10, c11) FMA_ROW(2, c20, c21) FMA_ROW(3, c30, c31)
+        FMA_ROW(4, c40, c41) FMA_ROW(5, c50, c51)
+    }
+#undef FMA_ROW
 
     const int full = n == NR;
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
