@@ -104,6 +104,20 @@ def measure(name, ember_run, before):
         return result
 
 
+def ember_base(ember_run):
+    """The peak of ember-run on a one-relu plan: the process, the C library and the
+    runtime's code, which every model's peak carries."""
+    import onnx
+    from onnx import TensorProto, helper
+    io = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, 4]) for n in "xy"]
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "base", io[:1], io[1:])
+    with tempfile.TemporaryDirectory() as directory:
+        onnx_path, plan = os.path.join(directory, "base.onnx"), os.path.join(directory, "base.tar")
+        onnx.save(helper.make_model(graph), onnx_path)
+        ember.nnef().write_model_to_tar(ember.onnx().load(onnx_path).into_model(), plan)
+        return ember_report(ember_run, plan)["peak"]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", help="another ember-run whose peak to show alongside")
@@ -114,6 +128,8 @@ def main():
     models = args.models or sorted(set(zoo.light_model_names()) | {"vgg19"})
     ort_base = vm_hwm(run([sys.executable, "-c", ORT_BASE]))
     print(f"ort base (interpreter + numpy + onnxruntime, no model): {ort_base / MB:.1f} MB")
+    print(f"ember base (ember-run on a one-relu plan: the process, libc, the runtime's code): "
+          f"{ember_base(args.ember_run) / MB:.1f} MB")
     print(f"{'model':13} {'weights':>9} {'arena':>8} {'packed':>9} {'resident':>9} "
           f"{'ember peak':>11} {'peak/(w+a)':>11} {'ort peak':>9} {'ember/ort':>10}"
           + (f" {'before':>9}" if args.before else ""))

@@ -436,6 +436,7 @@ ember_status ember_instance_create(const ember_model *model, ember_packed_store 
         ember_instance_destroy(instance);
         return status;
     }
+    ember_model_release_plan(model);
     *out = instance;
     return EMBER_OK;
 }

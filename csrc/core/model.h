@@ -127,6 +127,12 @@ void ember_model_release(const ember_model *model);
  * values, from the file. Thread-safe; the model is not changed. */
 void ember_model_release_constant(const ember_model *model, const void *constant,
                                   size_t bytes);
+/* A prepare has read what it needs of the plan: every page of a mapped plan file may go
+ * back (ember_archive_release over the whole mapping). What a run reads in place comes
+ * back from the file at its first touch, and stays; what only the prepare read (tar
+ * headers, the small constants ops copied, the edges of packed ones, which share pages
+ * with their neighbours) does not. Thread-safe, as above. */
+void ember_model_release_plan(const ember_model *model);
 
 /* The body graph of archive entry `document` of `parent`'s plan (it borrows the archive:
  * the root model must outlive it). */

@@ -286,6 +286,12 @@ void ember_model_release_constant(const ember_model *model, const void *constant
     ember_archive_release(&model->archive, constant, bytes);
 }
 
+void ember_model_release_plan(const ember_model *model)
+{
+    const ember_archive *archive = &model->archive;
+    ember_archive_release(archive, archive->mapped, archive->mapped_size);
+}
+
 /* ---------------------------------------------------------------- literals */
 
 /* Shape of a nested array literal, from its first items; checked while filling. */

@@ -329,6 +329,36 @@ static void conv_geometry(conv_prepared *p, const ember_node *node, const ember_
     p->depthwise = p->group_in == 1 && p->groups > 1;
 }
 
+/* The constant filter w in the run's form `kind` ('W' Winograd, 'B' packed as B, 'C' as
+ * A, 'D' the depthwise loops' plan layout, copied), once per model and layout: the store
+ * shares it between runnables. Every run reads packed_filter only, so the plan's pages
+ * under w go back (a run touching them would fault in its neighbours' too). */
+static ember_status own_filter(conv_prepared *p, ember_prepare_context *ctx,
+                               const ember_node *node, const ember_value *w, int64_t kind,
+                               int64_t panel, size_t bytes)
+{
+    const int64_t layout[] = {kind, panel, p->groups, p->group_out, p->depth, p->slice_channels};
+    const size_t w_bytes = (size_t)ember_shape_count(w->shape, w->rank) * sizeof(float);
+    int fresh = 0;
+    p->packed_filter = ember_packed_acquire(ctx->packed, w->constant,
+                                            ember_packed_layout(layout, 6),
+                                            bytes + sizeof(float), &fresh);
+    if (p->packed_filter == NULL)
+        return ember_node_error(node, EMBER_ERROR_MEMORY, "out of memory packing the filter");
+    if (!fresh)
+        return EMBER_OK;
+    if (kind == 'W')
+        ember_conv_winograd_pack_filter(p, w->constant, p->packed_filter);
+    else if (kind == 'B')
+        ember_conv_pack_filter_as_b(p, w->constant, p->packed_filter);
+    else if (kind == 'C')
+        pack_filter(p, w->constant, p->packed_filter);
+    else
+        memcpy(p->packed_filter, w->constant, w_bytes);
+    ember_model_release_constant(ctx->model, w->constant, w_bytes);
+    return EMBER_OK;
+}
+
 static ember_status conv_bias(conv_prepared *p, const ember_prepare_context *ctx,
                               const ember_value *b)
 {
@@ -375,9 +405,12 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
     }
     conv_geometry(p, node, x, w, y);
 
-    if (p->depthwise) { /* reads the filter as is: nothing to pack */
+    if (p->depthwise) { /* reads the filter in its plan layout: copied, not packed */
         ember_status status = ember_conv_depthwise_prepare(p, ctx->kernels->f32_dwconv, node,
                                                            &ctx->scratch_bytes);
+        if (status == EMBER_OK && w->constant != NULL)
+            status = own_filter(p, ctx, node, w, 'D', 0,
+                                (size_t)ember_shape_count(w->shape, w->rank) * sizeof(float));
         if (status != EMBER_OK)
             return status;
         ctx->packed_bytes += 2 * (size_t)p->out_channels * sizeof(float);
@@ -439,25 +472,11 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
             return status;
     }
     if (w->constant != NULL) {
-        const int64_t layout[] = {p->winograd ? 'W' : filter_as_b ? 'B' : 'C',
-                                  (int64_t)(filter_as_b ? p->kernel->nr : p->kernel->mr),
-                                  p->groups, p->group_out, p->depth, p->slice_channels};
-        int fresh = 0;
-        p->packed_filter = ember_packed_acquire(ctx->packed, w->constant,
-                                                ember_packed_layout(layout, 6),
-                                                filter_bytes + sizeof(float), &fresh);
-        if (p->packed_filter == NULL)
-            return ember_node_error(node, EMBER_ERROR_MEMORY, "out of memory packing the filter");
-        if (fresh && p->winograd)
-            ember_conv_winograd_pack_filter(p, w->constant, p->packed_filter);
-        else if (fresh && filter_as_b)
-            ember_conv_pack_filter_as_b(p, w->constant, p->packed_filter);
-        else if (fresh)
-            pack_filter(p, w->constant, p->packed_filter);
-        if (fresh) /* every run reads packed_filter only: the plan's pages go back */
-            ember_model_release_constant(model, w->constant,
-                                         (size_t)ember_shape_count(w->shape, w->rank) *
-                                             sizeof(float));
+        status = own_filter(p, ctx, node, w, p->winograd ? 'W' : filter_as_b ? 'B' : 'C',
+                            (int64_t)(filter_as_b ? p->kernel->nr : p->kernel->mr),
+                            filter_bytes);
+        if (status != EMBER_OK)
+            return status;
     } else { /* packed per run, after the im2col block or the implicit band */
         p->filter_scratch_offset = (ctx->scratch_bytes + 63) / 64 * 64;
         ctx->scratch_bytes = p->filter_scratch_offset + filter_bytes;
@@ -545,7 +564,8 @@ static void conv_run(const ember_node *node, void *prepared, const ember_op_io *
     float *output = io->output->data;
     const float *bias = run_bias(p, io->inputs[BIAS]);
     if (p->depthwise) {
-        ember_conv_depthwise_run(p, input, io->inputs[FILTER]->data, bias, output, io->scratch);
+        const float *filter = p->packed_filter ? p->packed_filter : io->inputs[FILTER]->data;
+        ember_conv_depthwise_run(p, input, filter, bias, output, io->scratch);
         return;
     }
     float *columns = io->scratch;

@@ -20,6 +20,8 @@ struct ember_scale {
     int x_operand;                 /* which input is x (k is the other) */
     int64_t outer, length, inner;  /* the output seen around the axis k and b vary on */
     int64_t k_step;                /* 1 along that axis, 0 for a single item */
+    float *k;                      /* k's items, copied: a run touches no page of the plan
+                                      file for a few hundred bytes of it */
     float *bias;                   /* length items, or NULL */
     float min, max;
     int gate;                      /* times x, last (hardswish) */
@@ -86,7 +88,13 @@ ember_status ember_scale_prepare(ember_prepare_context *ctx, void **out)
                    : EMBER_OK;
     p->gate = e != NULL && e->gate >= 0;
     const ember_value *k = ember_node_input(ctx->model, ctx->node, 1 - p->x_operand);
-    p->k_step = ember_shape_count(k->shape, k->rank) == 1 ? 0 : 1;
+    const size_t k_count = (size_t)ember_shape_count(k->shape, k->rank);
+    p->k_step = k_count == 1 ? 0 : 1;
+    p->k = malloc(k_count * sizeof(float));
+    if (p->k == NULL)
+        return ember_node_error(ctx->node, EMBER_ERROR_MEMORY, "out of memory");
+    memcpy(p->k, k->constant, k_count * sizeof(float));
+    ctx->packed_bytes += k_count * sizeof(float);
     if (e != NULL && e->bias != NULL) {
         axis = e->bias_axis; /* the scale's own axis, or any for a single-item k */
         p->bias = malloc((size_t)e->bias_length * sizeof(float) + sizeof(float));
@@ -107,8 +115,10 @@ ember_status ember_scale_prepare(ember_prepare_context *ctx, void **out)
 void ember_scale_free(void *prepared)
 {
     ember_scale *p = prepared;
-    if (p != NULL)
+    if (p != NULL) {
+        free(p->k);
         free(p->bias);
+    }
     free(p);
 }
 
@@ -190,7 +200,7 @@ int ember_scale_run(const ember_scale *p, const ember_op_io *io)
 {
     if (p == NULL || !p->scale)
         return 0;
-    const float *x = io->inputs[p->x_operand]->data, *k = io->inputs[1 - p->x_operand]->data;
+    const float *x = io->inputs[p->x_operand]->data, *k = p->k;
     float *y = io->output->data;
     if (p->inner == 1) { /* the innermost axis (LayerNorm's gamma, beta): rows along it */
         for (int64_t o = 0; o < p->outer; o++, x += p->length, y += p->length) {
