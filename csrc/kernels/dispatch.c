@@ -152,9 +152,9 @@ EMBER_F32_VUNARY_TABLE(verf, EMBER_F32_VERF_KERNELS)
 #undef EMBER_F32_VUNARY_TABLE
 #undef EMBER_F32_VUNARY_ENTRY
 
-#define EMBER_F32_DWCONV_ENTRY(suffix, isa, blocked)                                       \
+#define EMBER_F32_DWCONV_ENTRY(suffix, isa, blocked, plane)                                \
     {"f32_dwconv__" #suffix, isa, ember_f32_dwconv__##suffix,                              \
-     ember_f32_dwconv_3x3s2__##suffix, blocked},
+     ember_f32_dwconv_3x3s2__##suffix, blocked, plane},
 const ember_f32_dwconv_kernel ember_f32_dwconv_kernels[] = {
     EMBER_F32_DWCONV_KERNELS(EMBER_F32_DWCONV_ENTRY)
 };

@@ -440,30 +440,45 @@ typedef void (*ember_f32_dwconv_blocked_fn)(const ember_f32_dwconv_geometry *g, 
                                             const ember_f32_dwconv_params *params,
                                             float *scratch);
 
+/*
+ * Whole planes of a 3×3 stride-2 depthwise convolution padded by one column on the left
+ * (MobileNets' downsampling: g->kernel 3×3, stride 2, dilation 1, pad_left 1, any
+ * pad_top), read and written in place: the blocked kernel's definition, arguments and
+ * guarantees for that geometry, any channel count and plane size; scratch holds g->in_w
+ * zeros, read as the rows above and below the plane, never written. Where a plane's rows
+ * are too narrow for one 3×3 stride-2 run a row to pay, it spares the copy of each plane
+ * into row phases; where they are wide, the run's call and the two ends computed apart.
+ */
+typedef ember_f32_dwconv_blocked_fn ember_f32_dwconv_plane_fn;
+
 typedef struct ember_f32_dwconv_kernel {
     const char *name; /* "f32_dwconv__avx2_fma" */
     ember_isa isa;
     ember_f32_dwconv_fn fn;
     ember_f32_dwconv_3x3s2_fn fn_3x3s2;
     ember_f32_dwconv_blocked_fn blocked; /* NULL: this ISA runs every plane through fn */
+    ember_f32_dwconv_plane_fn plane_3x3s2; /* NULL: through fn_3x3s2 */
 } ember_f32_dwconv_kernel;
 
-/* X(isa_suffix, isa, blocked): each entry is ember_f32_dwconv__<isa_suffix> and
- * ember_f32_dwconv_3x3s2__<isa_suffix>, in the file f32_dwconv__<isa_suffix>.c, and its
- * blocked kernel (declared below) or NULL. The NEON ones have none yet: their runs cost
- * fewer instructions than ONNX Runtime's already (benchmarks/arm_icount.md). */
+/* X(isa_suffix, isa, blocked, plane_3x3s2): each entry is ember_f32_dwconv__<isa_suffix>
+ * and ember_f32_dwconv_3x3s2__<isa_suffix>, in the file f32_dwconv__<isa_suffix>.c, and
+ * its blocked and whole-plane kernels (declared below) or NULL. The NEON ones have none
+ * yet: their runs cost fewer instructions than ONNX Runtime's already
+ * (benchmarks/arm_icount.md); nor has the scalar one, whose blocked kernel is the
+ * reference of both. */
 #define EMBER_F32_DWCONV_KERNELS_GENERIC(X)                                                \
-    X(scalar, EMBER_ISA_SCALAR, ember_f32_dwconv_blocked__scalar)
+    X(scalar, EMBER_ISA_SCALAR, ember_f32_dwconv_blocked__scalar, NULL)
 #if defined(__x86_64__) || defined(_M_X64)
 #define EMBER_F32_DWCONV_KERNELS(X)                                                        \
     EMBER_F32_DWCONV_KERNELS_GENERIC(X)                                                    \
-    X(avx2_fma, EMBER_ISA_AVX2_FMA, ember_f32_dwconv_blocked__avx2_fma)
+    X(avx2_fma, EMBER_ISA_AVX2_FMA, ember_f32_dwconv_blocked__avx2_fma,                     \
+      ember_f32_dwconv_plane_3x3s2__avx2_fma)
 #elif defined(__aarch64__)
 #define EMBER_F32_DWCONV_KERNELS(X)                                                        \
-    EMBER_F32_DWCONV_KERNELS_GENERIC(X) X(neon_aarch64, EMBER_ISA_NEON_AARCH64, NULL)
+    EMBER_F32_DWCONV_KERNELS_GENERIC(X) X(neon_aarch64, EMBER_ISA_NEON_AARCH64, NULL, NULL)
 #elif defined(__arm__) && defined(__ARM_NEON)
 #define EMBER_F32_DWCONV_KERNELS(X)                                                        \
-    EMBER_F32_DWCONV_KERNELS_GENERIC(X) X(neon_armv7, EMBER_ISA_NEON_ARMV7, NULL)
+    EMBER_F32_DWCONV_KERNELS_GENERIC(X) X(neon_armv7, EMBER_ISA_NEON_ARMV7, NULL, NULL)
 #else
 #define EMBER_F32_DWCONV_KERNELS(X) EMBER_F32_DWCONV_KERNELS_GENERIC(X)
 #endif
@@ -476,10 +491,16 @@ typedef struct ember_f32_dwconv_kernel {
 EMBER_DECLARE_F32_DWCONV_BLOCKED(scalar)
 #if defined(__x86_64__) || defined(_M_X64)
 EMBER_DECLARE_F32_DWCONV_BLOCKED(avx2_fma)
+void ember_f32_dwconv_plane_3x3s2__avx2_fma(const ember_f32_dwconv_geometry *g,
+                                            size_t channels, const float *in, size_t in_stride,
+                                            const float *w, const float *bias, float *out,
+                                            size_t out_stride,
+                                            const ember_f32_dwconv_params *params,
+                                            float *scratch);
 #endif
 #undef EMBER_DECLARE_F32_DWCONV_BLOCKED
 
-#define EMBER_DECLARE_F32_DWCONV(suffix, isa, blocked)                                     \
+#define EMBER_DECLARE_F32_DWCONV(suffix, isa, blocked, plane)                              \
     void ember_f32_dwconv__##suffix(size_t n, size_t taps, const float *const *src,        \
                                     const float *w, float bias, float *out,                \
                                     const ember_f32_dwconv_params *params);                \

@@ -49,7 +49,10 @@ typedef struct conv_prepared {
                                          (dw_run), IN_PLACE_STRIDE_2, a wide 3×3 stride-2
                                          one (dw_3x3s2) */
     ember_f32_dwconv_blocked_fn dw_blocked; /* or small planes, one input channel per output
-                                         channel: this kernel, a block of channels a call */
+                                         channel: this kernel, a block of channels a call;
+                                         or 3×3 stride-2 planes: the whole-plane kernel
+                                         (dw_whole_planes) */
+    int dw_whole_planes;              /* dw_blocked is the ISA's plane_3x3s2 (no scratch) */
     ember_f32_dwconv_geometry dw_geometry; /* its planes */
     int64_t block;                    /* output pixels per packed B block, multiple of nr */
     int64_t slice_channels;           /* im2col and pointwise: input channels per K slice (the

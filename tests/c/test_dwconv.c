@@ -176,13 +176,16 @@ static void run_case_3x3s2(const ember_f32_dwconv_kernel *kernel, size_t n, int 
         munmap(rows[r].base, rows[r].bytes);
 }
 
-/* The blocked kernel: `channels` planes, each ending at a guard page, outputs between
- * sentinels, against the scalar kernel and a double reference, twice on one scratch
- * (its padding zeroed once: the second call must find it still zero). */
+/* The blocked kernel (or, `whole`, the whole-plane one): `channels` planes, each ending at
+ * a guard page, outputs between sentinels, against the scalar blocked kernel and a double
+ * reference, twice on one scratch (the blocked kernel's padding zeroed once: the second
+ * call must find it still zero; the whole-plane kernel's zero row at a guard page). */
 static void run_case_blocked(const ember_f32_dwconv_kernel *kernel,
-                             const ember_f32_dwconv_geometry *g, size_t channels, int clamp)
+                             const ember_f32_dwconv_geometry *g, size_t channels, int clamp,
+                             int whole)
 {
     const ember_f32_dwconv_kernel *scalar = &ember_f32_dwconv_kernels[0];
+    const ember_f32_dwconv_blocked_fn fn = whole ? kernel->plane_3x3s2 : kernel->blocked;
     const size_t in_plane = g->in_h * g->in_w, out_plane = g->out_h * g->out_w;
     const size_t taps = g->kernel_h * g->kernel_w;
     guarded input = guarded_new(channels * in_plane);
@@ -197,18 +200,25 @@ static void run_case_blocked(const ember_f32_dwconv_kernel *kernel,
     const size_t stride = out_plane + 2; /* a sentinel between planes */
     float *out = malloc(channels * stride * sizeof(float) + sizeof(float));
     float *ref = malloc(channels * out_plane * sizeof(float));
-    float *scratch = aligned_alloc(32, (ember_f32_dwconv_blocked_scratch(g) + 8) * sizeof(float));
-    memset(scratch, 0, ember_f32_dwconv_blocked_scratch(g) * sizeof(float));
+    guarded zero_row = guarded_new(g->in_w);
+    for (size_t x = 0; x < g->in_w; x++)
+        zero_row.data[x] = 0.0f;
+    float *scratch = whole ? zero_row.data
+                           : aligned_alloc(32, (ember_f32_dwconv_blocked_scratch(g) + 8) *
+                                                   sizeof(float));
+    if (!whole)
+        memset(scratch, 0, ember_f32_dwconv_blocked_scratch(g) * sizeof(float));
     scalar->blocked(g, channels, input.data, in_plane, w, bias, ref, out_plane, &params, NULL);
     char what[160];
-    snprintf(what, sizeof what, "blocked %zux%zu -> %zux%zu k %zux%zu s %zu,%zu d %zu,%zu pad %zu,%zu",
-             g->in_h, g->in_w, g->out_h, g->out_w, g->kernel_h, g->kernel_w, g->stride_h,
-             g->stride_w, g->dilation_h, g->dilation_w, g->pad_top, g->pad_left);
+    snprintf(what, sizeof what,
+             "%s %zux%zu -> %zux%zu k %zux%zu s %zu,%zu d %zu,%zu pad %zu,%zu",
+             whole ? "whole planes" : "blocked", g->in_h, g->in_w, g->out_h, g->out_w,
+             g->kernel_h, g->kernel_w, g->stride_h, g->stride_w, g->dilation_h,
+             g->dilation_w, g->pad_top, g->pad_left);
     for (int call = 0; call < 2; call++) {
         for (size_t x = 0; x < channels * stride + 1; x++)
             out[x] = SENTINEL;
-        kernel->blocked(g, channels, input.data, in_plane, w, bias, out + 1, stride, &params,
-                        scratch);
+        fn(g, channels, input.data, in_plane, w, bias, out + 1, stride, &params, scratch);
         int ok_exact = 1, ok_scalar = 1, ok_sentinels = out[0] == SENTINEL;
         for (size_t c = 0; c < channels; c++) {
             ok_sentinels &= out[1 + c * stride + out_plane] == SENTINEL &&
@@ -239,24 +249,26 @@ static void run_case_blocked(const ember_f32_dwconv_kernel *kernel,
                 }
         }
         check(ok_exact, kernel->name, taps, out_plane, what);
-        check(ok_scalar, kernel->name, taps, out_plane, "blocked differs from the scalar kernel");
-        check(ok_sentinels, kernel->name, taps, out_plane, "blocked wrote outside its planes");
+        check(ok_scalar, kernel->name, taps, out_plane,
+              "differs from the scalar blocked kernel");
+        check(ok_sentinels, kernel->name, taps, out_plane, "wrote outside its planes");
     }
     if (!clamp) { /* a NaN input reaches exactly the outputs whose taps read it */
         const size_t c = (size_t)rand() % channels, at = (size_t)rand() % in_plane;
         input.data[c * in_plane + at] = NAN;
-        kernel->blocked(g, channels, input.data, in_plane, w, bias, out + 1, stride, &params,
-                        scratch);
+        fn(g, channels, input.data, in_plane, w, bias, out + 1, stride, &params, scratch);
         scalar->blocked(g, channels, input.data, in_plane, w, bias, ref, out_plane, &params, NULL);
         int same = 1;
         for (size_t k = 0; k < channels; k++)
             for (size_t x = 0; x < out_plane; x++)
                 same &= isnan(out[1 + k * stride + x]) == isnan(ref[k * out_plane + x]);
-        check(same, kernel->name, taps, out_plane, "blocked: a NaN input reached other outputs");
+        check(same, kernel->name, taps, out_plane, "a NaN input reached other outputs");
     }
     free(out);
     free(ref);
-    free(scratch);
+    if (!whole)
+        free(scratch);
+    munmap(zero_row.base, zero_row.bytes);
     munmap(input.base, input.bytes);
 }
 
@@ -284,7 +296,7 @@ static void run_blocked(const ember_f32_dwconv_kernel *kernel)
             continue;
         g.out_h = (g.in_h + g.pad_top + pad_bottom - reach_h) / g.stride_h + 1;
         g.out_w = (g.in_w + g.pad_left + pad_right - reach_w) / g.stride_w + 1;
-        run_case_blocked(kernel, &g, 1 + (size_t)rand() % EMBER_F32_DWCONV_BLOCK, n % 2);
+        run_case_blocked(kernel, &g, 1 + (size_t)rand() % EMBER_F32_DWCONV_BLOCK, n % 2, 0);
     }
     /* MobileNets' planes: 3×3 "same" at 7×7 and 14×14, stride 2 from 14×14 */
     static const ember_f32_dwconv_geometry nets[] = {
@@ -294,7 +306,32 @@ static void run_blocked(const ember_f32_dwconv_kernel *kernel)
     };
     for (size_t i = 0; i < sizeof nets / sizeof *nets; i++)
         for (size_t channels = 1; channels <= EMBER_F32_DWCONV_BLOCK; channels += 7)
-            run_case_blocked(kernel, &nets[i], channels, 0);
+            run_case_blocked(kernel, &nets[i], channels, 0, 0);
+}
+
+/* The whole-plane kernel: 3×3 stride 2 padded by 1 on the left, 0 to 2 on top, 0 or 1 on
+ * the right and bottom, planes of 1 to 40 rows and columns (rows of fewer than 8
+ * outputs, of one or two vectors, wider; even and odd widths), then MobileNets' planes
+ * (112 -> 56, 48 -> 24, 24 -> 12 and 14 -> 7). */
+static void run_whole_planes(const ember_f32_dwconv_kernel *kernel)
+{
+    for (int n = 0; n < 300; n++) {
+        ember_f32_dwconv_geometry g = {0, 0, 0, 0, 3, 3, 2, 2, 1, 1, (size_t)rand() % 3, 1};
+        g.in_h = 1 + (size_t)rand() % 40;
+        g.in_w = 1 + (size_t)rand() % 40;
+        const size_t pad_bottom = (size_t)rand() % 2, pad_right = (size_t)rand() % 2;
+        if (g.in_h + g.pad_top + pad_bottom < 3 || g.in_w + 1 + pad_right < 3)
+            continue;
+        g.out_h = (g.in_h + g.pad_top + pad_bottom - 3) / 2 + 1;
+        g.out_w = (g.in_w + 1 + pad_right - 3) / 2 + 1;
+        run_case_blocked(kernel, &g, 1 + (size_t)rand() % 3, n % 2, 1);
+    }
+    static const size_t nets[][2] = {{112, 56}, {48, 24}, {24, 12}, {14, 7}};
+    for (size_t i = 0; i < sizeof nets / sizeof *nets; i++) {
+        const ember_f32_dwconv_geometry g = {nets[i][0], nets[i][0], nets[i][1], nets[i][1],
+                                             3, 3, 2, 2, 1, 1, 1, 1};
+        run_case_blocked(kernel, &g, 2, 0, 1);
+    }
 }
 
 int main(void)
@@ -322,7 +359,11 @@ int main(void)
                 run_case_3x3s2(kernel, n, clamp);
         if (kernel->blocked)
             run_blocked(kernel);
-        printf("tested %s%s\n", kernel->name, kernel->blocked ? " (and its blocked kernel)" : "");
+        if (kernel->plane_3x3s2)
+            run_whole_planes(kernel);
+        printf("tested %s%s%s\n", kernel->name,
+               kernel->blocked ? " (and its blocked kernel)" : "",
+               kernel->plane_3x3s2 ? " (and its whole-plane kernel)" : "");
     }
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
