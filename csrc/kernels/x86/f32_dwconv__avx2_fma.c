@@ -121,15 +121,21 @@ void ember_f32_dwconv__avx2_fma(size_t n, size_t taps, const float *const *src,
         run(0, n, taps, src, w, bias, out, vmin, vmax);
 }
 
-/* 3×3 stride 2: out[o] for 8 outputs from a row's floats x[0..18), in the lane order
- * 0 1 4 5 2 3 6 7 (x[16] is the last used; x[17] is read). */
-static ALWAYS_INLINE __m256 row_3x3s2(const float *x, const __m256 *w, __m256 acc)
+/* 3×3 stride 2, one kernel row's three taps for 8 outputs from a row's floats x[0..17)
+ * loaded as a = x[0..8), b = x[8..16), a2 = x[2..10), b9 = x[9..17) (x[16] the last
+ * used), into acc in the lane order 0 1 4 5 2 3 6 7. */
+static ALWAYS_INLINE __m256 taps_3x3s2(__m256 a, __m256 b, __m256 a2, __m256 b9,
+                                       const __m256 *w, __m256 acc)
 {
-    const __m256 a = _mm256_loadu_ps(x), b = _mm256_loadu_ps(x + 8);
-    const __m256 a2 = _mm256_loadu_ps(x + 2), b2 = _mm256_loadu_ps(x + 10);
     acc = _mm256_fmadd_ps(w[0], _mm256_shuffle_ps(a, b, 0x88), acc);    /* x[2o] */
     acc = _mm256_fmadd_ps(w[1], _mm256_shuffle_ps(a, b, 0xDD), acc);    /* x[2o + 1] */
-    return _mm256_fmadd_ps(w[2], _mm256_shuffle_ps(a2, b2, 0x88), acc); /* x[2o + 2] */
+    return _mm256_fmadd_ps(w[2], _mm256_shuffle_ps(a2, b9, 0xD8), acc); /* x[2o + 2] */
+}
+
+static ALWAYS_INLINE __m256 row_3x3s2(const float *x, const __m256 *w, __m256 acc)
+{
+    return taps_3x3s2(_mm256_loadu_ps(x), _mm256_loadu_ps(x + 8), _mm256_loadu_ps(x + 2),
+                      _mm256_loadu_ps(x + 9), w, acc);
 }
 
 /* Accumulator lanes 0 1 4 5 2 3 6 7 back in order: 64-bit pairs 0, 2, 1, 3. */
@@ -181,10 +187,9 @@ void ember_f32_dwconv_3x3s2__avx2_fma(size_t n, const float *const *row, const f
 /*
  * Whole planes of a 3×3 stride-2 conv padded by one column on the left, read and written
  * in place: no laid-out copy of the plane, no call per row. Output q of a row reads
- * columns 2q − 1 .. 2q + 1 of its three input rows, so 8 outputs at q0 are a 3×3
- * stride-2 row from x = column 2q0 − 1, loaded as x[0..8), x[8..16), x[2..10) and
- * x[9..17) (the last one a float earlier than row_3x3s2's, so that a row as wide as
- * 2·out_w is read to its end and not past it). A row's first vector starts at column
+ * columns 2q − 1 .. 2q + 1 of its three input rows, so 8 outputs at q0 are row_3x3s2
+ * from x = column 2q0 − 1, which reads x[0..17): a row as wide as 2·out_w is read to
+ * its end and not past it. A row's first vector starts at column
  * −1: it loads columns 0..7 and moves them up a lane over a zero. Planes whose rows
  * are narrower than that, or end a column short (an odd width), take masked loads for
  * the vectors that reach outside, the columns outside zeros, which is the padding.
@@ -216,27 +221,22 @@ static ALWAYS_INLINE __m256 load_inside(const float *row, ptrdiff_t first, ptrdi
 static ALWAYS_INLINE __m256 row_masked(const float *row, ptrdiff_t x0, ptrdiff_t width,
                                        const __m256 *w, __m256 acc)
 {
-    const __m256 a = load_inside(row, x0, width), b = load_inside(row, x0 + 8, width);
-    const __m256 a2 = load_inside(row, x0 + 2, width), b2 = load_inside(row, x0 + 9, width);
-    acc = _mm256_fmadd_ps(w[0], _mm256_shuffle_ps(a, b, 0x88), acc);
-    acc = _mm256_fmadd_ps(w[1], _mm256_shuffle_ps(a, b, 0xDD), acc);
-    return _mm256_fmadd_ps(w[2], _mm256_shuffle_ps(a2, b2, 0xD8), acc);
+    return taps_3x3s2(load_inside(row, x0, width), load_inside(row, x0 + 8, width),
+                      load_inside(row, x0 + 2, width), load_inside(row, x0 + 9, width), w, acc);
 }
 
-/* The same inside the row: x0 = −1 (`left`: columns 0..6 one lane up over a zero) or
- * x0 + 16 < width. */
+/* The same inside the row: x0 + 16 < width, or x0 = −1 (`left`: columns 0..6 one lane
+ * up over a zero). */
 static ALWAYS_INLINE __m256 row_inside(const float *row, ptrdiff_t x0, int left,
                                        const __m256 *w, __m256 acc)
 {
+    if (!left)
+        return row_3x3s2(row + x0, w, acc);
     const __m256i up = _mm256_setr_epi32(0, 0, 1, 2, 3, 4, 5, 6);
-    const __m256 a = left ? _mm256_blend_ps(_mm256_permutevar8x32_ps(_mm256_loadu_ps(row), up),
-                                            _mm256_setzero_ps(), 0x01)
-                          : _mm256_loadu_ps(row + x0);
-    const __m256 b = _mm256_loadu_ps(row + (x0 + 8));
-    const __m256 a2 = _mm256_loadu_ps(row + (x0 + 2)), b2 = _mm256_loadu_ps(row + (x0 + 9));
-    acc = _mm256_fmadd_ps(w[0], _mm256_shuffle_ps(a, b, 0x88), acc);  /* x[2o] */
-    acc = _mm256_fmadd_ps(w[1], _mm256_shuffle_ps(a, b, 0xDD), acc);  /* x[2o + 1] */
-    return _mm256_fmadd_ps(w[2], _mm256_shuffle_ps(a2, b2, 0xD8), acc); /* x[2o + 2] */
+    const __m256 a = _mm256_blend_ps(_mm256_permutevar8x32_ps(_mm256_loadu_ps(row), up),
+                                     _mm256_setzero_ps(), 0x01);
+    return taps_3x3s2(a, _mm256_loadu_ps(row + 7), _mm256_loadu_ps(row + 1),
+                      _mm256_loadu_ps(row + 8), w, acc);
 }
 
 /* A vector of 8 outputs: its output row's three input rows (the zero row outside the
