@@ -92,7 +92,6 @@ EMBER_F32_HARD_SWISH_KERNELS(EMBER_DECLARE_F32_HARD_SWISH)
 extern const ember_f32_hard_swish_kernel ember_f32_hard_swish_kernels[];
 extern const size_t ember_f32_hard_swish_kernel_count;
 
-
 /* ---------------------------------------------------------------- f32 GEMM */
 
 /* Fused epilogue of a GEMM tile. */
