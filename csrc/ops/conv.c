@@ -253,33 +253,6 @@ static void conv_free(void *p)
     free(prepared);
 }
 
-/* Input channels of the K slice starting at channel c0: slice_channels, fewer in the last. */
-static int64_t slice_width(const conv_prepared *p, int64_t c0)
-{
-    return p->group_in - c0 < p->slice_channels ? p->group_in - c0 : p->slice_channels;
-}
-
-/* Where the packed A of the slice starting at input channel c0 begins in a group's: the
- * slices are packed one after another, each as a matrix of its own depth. */
-static size_t slice_offset(const conv_prepared *p, int64_t c0)
-{
-    return ember_f32_packed_a_floats(p->kernel->mr, (size_t)p->group_out,
-                                     (size_t)(c0 * ember_conv_taps(p)));
-}
-
-static void pack_filter(const conv_prepared *p, const float *filter, float *packed)
-{
-    const int64_t taps = ember_conv_taps(p);
-    for (int64_t g = 0; g < p->groups; g++)
-        for (int64_t c0 = 0; c0 < p->group_in; c0 += p->slice_channels) {
-            const int64_t channels = slice_width(p, c0);
-            ember_f32_pack_a(p->kernel->mr, (size_t)p->group_out, (size_t)(channels * taps),
-                             filter + g * p->group_out * p->depth + c0 * taps,
-                             (size_t)p->depth, 1,
-                             packed + (size_t)g * p->group_filter_floats + slice_offset(p, c0));
-        }
-}
-
 /* K of a whole slice (the last may be shallower). */
 static int64_t slice_depth(const conv_prepared *p)
 {
@@ -327,36 +300,6 @@ static void conv_geometry(conv_prepared *p, const ember_node *node, const ember_
      * image; silero's STFT is 258 filters of 256 taps) is a plain GEMM, not 258 planes
      * of per-tap loops */
     p->depthwise = p->group_in == 1 && p->groups > 1;
-}
-
-/* The constant filter w in the run's form `kind` ('W' Winograd, 'B' packed as B, 'C' as
- * A, 'D' the depthwise loops' plan layout, copied), once per model and layout: the store
- * shares it between runnables. Every run reads packed_filter only, so the plan's pages
- * under w go back (a run touching them would fault in its neighbours' too). */
-static ember_status own_filter(conv_prepared *p, ember_prepare_context *ctx,
-                               const ember_node *node, const ember_value *w, int64_t kind,
-                               int64_t panel, size_t bytes)
-{
-    const int64_t layout[] = {kind, panel, p->groups, p->group_out, p->depth, p->slice_channels};
-    const size_t w_bytes = (size_t)ember_shape_count(w->shape, w->rank) * sizeof(float);
-    int fresh = 0;
-    p->packed_filter = ember_packed_acquire(ctx->packed, w->constant,
-                                            ember_packed_layout(layout, 6),
-                                            bytes + sizeof(float), &fresh);
-    if (p->packed_filter == NULL)
-        return ember_node_error(node, EMBER_ERROR_MEMORY, "out of memory packing the filter");
-    if (!fresh)
-        return EMBER_OK;
-    if (kind == 'W')
-        ember_conv_winograd_pack_filter(p, w->constant, p->packed_filter);
-    else if (kind == 'B')
-        ember_conv_pack_filter_as_b(p, w->constant, p->packed_filter);
-    else if (kind == 'C')
-        pack_filter(p, w->constant, p->packed_filter);
-    else
-        memcpy(p->packed_filter, w->constant, w_bytes);
-    ember_model_release_constant(ctx->model, w->constant, w_bytes);
-    return EMBER_OK;
 }
 
 static ember_status conv_bias(conv_prepared *p, const ember_prepare_context *ctx,
@@ -409,8 +352,9 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
         ember_status status = ember_conv_depthwise_prepare(p, ctx->kernels->f32_dwconv, node,
                                                            &ctx->scratch_bytes);
         if (status == EMBER_OK && w->constant != NULL)
-            status = own_filter(p, ctx, node, w, 'D', 0,
-                                (size_t)ember_shape_count(w->shape, w->rank) * sizeof(float));
+            status = ember_conv_own_filter(p, ctx, node, w, 'D', 0,
+                                           (size_t)ember_shape_count(w->shape, w->rank) *
+                                               sizeof(float));
         if (status != EMBER_OK)
             return status;
         ctx->packed_bytes += 2 * (size_t)p->out_channels * sizeof(float);
@@ -472,9 +416,10 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
             return status;
     }
     if (w->constant != NULL) {
-        status = own_filter(p, ctx, node, w, p->winograd ? 'W' : filter_as_b ? 'B' : 'C',
-                            (int64_t)(filter_as_b ? p->kernel->nr : p->kernel->mr),
-                            filter_bytes);
+        const int64_t form = p->winograd ? 'W' : filter_as_b ? 'B' : 'C';
+        status = ember_conv_own_filter(p, ctx, node, w, form,
+                                       (int64_t)(filter_as_b ? p->kernel->nr : p->kernel->mr),
+                                       filter_bytes);
         if (status != EMBER_OK)
             return status;
     } else { /* packed per run, after the im2col block or the implicit band */
@@ -533,7 +478,7 @@ static void conv_group(const conv_prepared *p, const float *in, const float *fil
         const int64_t count = p->out_pixels - j < p->block ? p->out_pixels - j : p->block;
         /* until the last slice; one pass at least: no input channels still write the bias */
         for (int64_t c0 = 0, last = 0; !last; c0 += p->slice_channels) {
-            const int64_t channels = slice_width(p, c0);
+            const int64_t channels = ember_conv_slice_width(p, c0);
             const float *slice_in = in + c0 * p->in_pixels;
             if (p->pointwise)
                 ember_f32_pack_b(p->kernel->nr, (size_t)channels, (size_t)count, slice_in + j,
@@ -550,8 +495,9 @@ static void conv_group(const conv_prepared *p, const float *in, const float *fil
             slice.max = last ? params.max : INFINITY;
             slice.hard_swish = last ? params.hard_swish : NULL;
             ember_f32_gemm_packed(p->kernel, (size_t)p->group_out, (size_t)count,
-                                  (size_t)(channels * taps), filter + slice_offset(p, c0),
-                                  columns, out + j, row_bytes, &slice);
+                                  (size_t)(channels * taps),
+                                  filter + ember_conv_slice_offset(p, c0), columns, out + j,
+                                  row_bytes, &slice);
         }
     }
 }
@@ -572,7 +518,7 @@ static void conv_run(const ember_node *node, void *prepared, const ember_op_io *
     const float *filter = p->packed_filter;
     if (filter == NULL) {
         float *packed = (float *)((char *)columns + p->filter_scratch_offset);
-        pack_filter(p, io->inputs[FILTER]->data, packed);
+        ember_conv_pack_filter(p, io->inputs[FILTER]->data, packed);
         filter = packed;
     }
     const float *residual = io->residual != NULL ? io->residual->data : NULL;

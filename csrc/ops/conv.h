@@ -202,6 +202,27 @@ ember_status ember_conv_pixel_taps(conv_prepared *p, const ember_node *node);
  * (conv_im2col.c); nr = count gives the plain row-major matrix.
  * `rows` is scratch of ember_conv_im2col_rows_floats(p) floats (count ≤ p->block). The
  * plain matrix needs 8 floats of room after it (its rows are moved in blocks of 8). */
+/* Input channels of the K slice starting at channel c0: slice_channels, fewer in the last. */
+static inline int64_t ember_conv_slice_width(const conv_prepared *p, int64_t c0)
+{
+    return p->group_in - c0 < p->slice_channels ? p->group_in - c0 : p->slice_channels;
+}
+
+/* Where the packed A of the slice starting at input channel c0 begins in a group's: the
+ * slices are packed one after another, each as a matrix of its own depth. */
+static inline size_t ember_conv_slice_offset(const conv_prepared *p, int64_t c0)
+{
+    return ember_f32_packed_a_floats(p->kernel->mr, (size_t)p->group_out,
+                                     (size_t)(c0 * ember_conv_taps(p)));
+}
+
+/* The filter in its run's forms (conv_filter.c): packed as A, slice by slice (per run when
+ * the filter is computed), and a constant filter made the conv's own at prepare. */
+void ember_conv_pack_filter(const conv_prepared *p, const float *filter, float *packed);
+ember_status ember_conv_own_filter(conv_prepared *p, ember_prepare_context *ctx,
+                                   const ember_node *node, const ember_value *w,
+                                   int64_t kind, int64_t panel, size_t bytes);
+
 size_t ember_conv_im2col_rows_floats(const conv_prepared *p);
 void ember_conv_pack_im2col(const conv_prepared *p, const float *input, int64_t channels,
                             int64_t first, int64_t count, size_t nr, float *packed, float *rows);
