@@ -4,7 +4,7 @@ EMBER_ISA that names no ISA (or one the CPU lacks) is an error naming the usable
 that is not a plan (/tmp given by mistake) is refused before it is walked, and a plan
 directory is read without following links out of it. Also the library's symbol
 hygiene: every global symbol of libember.a starts with ember_, and libember.so exports
-only the ember_ API."""
+only the ember_ API; and ember-run is one static file."""
 import os
 import shutil
 import subprocess
@@ -164,3 +164,13 @@ def test_every_global_symbol_starts_with_ember():
     shared = symbols(os.path.join(BUILD, "libember.so"), "-D")
     assert "ember_model_load" in shared
     assert not {s for s in shared if not s.startswith("ember_")}
+
+
+def test_ember_run_is_one_static_file():
+    """ember-run needs no shared library, so the file runs on a board whatever its C
+    library (SConstruct links it statically where the toolchain has a static libc, as
+    Debian's libc6-dev does): no dynamic section, no interpreter."""
+    out = subprocess.run(["readelf", "-d", "-l", EMBER_RUN], capture_output=True, text=True,
+                         check=True).stdout
+    assert "There is no dynamic section" in out and "NEEDED" not in out, out
+    assert "INTERP" not in out, out
