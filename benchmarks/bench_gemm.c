@@ -3,7 +3,8 @@
  * (ember_f32_gemm_packed) on operands packed once, single thread, and each as a share of
  * the peak it assumes: the rate of a loop of independent vector multiply-adds in
  * registers (12 chains, no loads) with the widest ISA the dispatched kernel uses, measured
- * in the same run, so a throttled or shared core lowers both. Not built by default:
+ * right after each round of the GEMM, so a throttled or shared core lowers both sides of
+ * each round's ratio. Not built by default:
  *
  *   scons -j2 build/host/libember.a
  *   gcc -std=c11 -O2 -D_GNU_SOURCE -Iinclude -Icsrc benchmarks/bench_gemm.c \
@@ -71,33 +72,47 @@ static double fma_loop_neon(uint64_t iterations, float *sink)
 }
 #endif
 
-/* The peak assumed for `isa`, GFLOP/s: best of 5 runs of its multiply-add loop (0 where
- * this build has no such loop: the scalar kernel). */
+/* One run of `isa`'s multiply-add loop, GFLOP/s (0 where this build has no such loop:
+ * the scalar kernel). 2·10^6 iterations: a few milliseconds. */
 static double peak_gflops(ember_isa isa)
 {
     float sink[16];
-    double best = 0.0;
-    for (int run = 0; run < 5; run++) {
-        const uint64_t iterations = 20 * 1000 * 1000;
-        const double start = now();
-        double flops = 0.0;
+    const uint64_t iterations = 2 * 1000 * 1000;
+    const double start = now();
+    double flops = 0.0;
 #if defined(__x86_64__)
-        if (isa == EMBER_ISA_AVX512F)
-            flops = fma_loop_avx512(iterations, sink);
-        else if (isa == EMBER_ISA_AVX2_FMA)
-            flops = fma_loop_avx2(iterations, sink);
+    if (isa == EMBER_ISA_AVX512F)
+        flops = fma_loop_avx512(iterations, sink);
+    else if (isa == EMBER_ISA_AVX2_FMA)
+        flops = fma_loop_avx2(iterations, sink);
 #elif defined(__ARM_NEON)
-        if (isa != EMBER_ISA_SCALAR)
-            flops = fma_loop_neon(iterations, sink);
+    if (isa != EMBER_ISA_SCALAR)
+        flops = fma_loop_neon(iterations, sink);
+#else
+    (void)isa;
 #endif
-        const double rate = flops / (now() - start) * 1e-9;
-        best = rate > best ? rate : best;
-    }
-    return best;
+    return flops / (now() - start) * 1e-9;
 }
 
-static double peak; /* of the kernel being measured; 0: none */
+static int compare_doubles(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
 
+/* The q-quantile of n values (sorted in place), nearest rank. */
+static double quantile(double *values, size_t n, double q)
+{
+    qsort(values, n, sizeof *values, compare_doubles);
+    return values[(size_t)(q * (double)(n - 1) + 0.5)];
+}
+
+enum { ROUNDS = 15 };
+
+/* ROUNDS rounds, each the GEMM repeated for 20 ms then the peak loop once, right after:
+ * the share of peak is taken round by round, so a machine whose speed moves (a shared
+ * core, a clock that steps) moves both sides of each ratio. Prints the median GFLOP/s
+ * and the median share with its quartiles. */
 static void bench(const ember_f32_gemm_kernel *kernel, size_t m, size_t n, size_t k)
 {
     float *a = malloc(m * k * sizeof(float)), *b = malloc(k * n * sizeof(float));
@@ -111,9 +126,9 @@ static void bench(const ember_f32_gemm_kernel *kernel, size_t m, size_t n, size_
     ember_f32_pack_b(kernel->nr, k, n, b, n, 1, pb);
     const ember_f32_gemm_params params = {NULL, bias, 0, 0.0f, INFINITY, NULL};
 
-    /* Repeat until 0.2 s, best of 3 such runs. */
-    double best = INFINITY;
-    for (int run = 0; run < 3; run++) {
+    double rates[ROUNDS], shares[ROUNDS];
+    ember_f32_gemm_packed(kernel, m, n, k, pa, pb, c, n * sizeof(float), &params); /* warm */
+    for (int round = 0; round < ROUNDS; round++) {
         size_t reps = 0;
         const double start = now();
         double elapsed;
@@ -121,13 +136,18 @@ static void bench(const ember_f32_gemm_kernel *kernel, size_t m, size_t n, size_
             ember_f32_gemm_packed(kernel, m, n, k, pa, pb, c, n * sizeof(float), &params);
             reps++;
             elapsed = now() - start;
-        } while (elapsed < 0.2);
-        if (elapsed / reps < best) best = elapsed / reps;
+        } while (elapsed < 0.02);
+        rates[round] = 2.0 * m * n * k * reps / elapsed * 1e-9;
+        const double peak = peak_gflops(kernel->isa);
+        shares[round] = peak > 0.0 ? rates[round] / peak : 0.0;
     }
-    const double gflops = 2.0 * m * n * k / best * 1e-9;
-    printf("%-30s m=%5zu n=%5zu k=%5zu  %8.2f GFLOP/s", kernel->name, m, n, k, gflops);
-    if (peak > 0.0)
-        printf("  %5.1f%% of peak", 100.0 * gflops / peak);
+    printf("%-30s m=%5zu n=%5zu k=%5zu  %8.2f GFLOP/s", kernel->name, m, n, k,
+           quantile(rates, ROUNDS, 0.5));
+    if (shares[0] > 0.0) {
+        const double median = quantile(shares, ROUNDS, 0.5);
+        printf("  %5.1f%% of peak (quartiles %.1f-%.1f)", 100.0 * median,
+               100.0 * quantile(shares, ROUNDS, 0.25), 100.0 * quantile(shares, ROUNDS, 0.75));
+    }
     printf("\n");
     free(a); free(b); free(c); free(bias); free(pa); free(pb);
 }
@@ -149,10 +169,13 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < ember_f32_gemm_kernel_count; i++) {
         const ember_f32_gemm_kernel *kernel = &ember_f32_gemm_kernels[i];
         if (!ember_cpu_has(kernel->isa)) continue;
-        peak = peak_gflops(kernel->isa);
-        if (peak > 0.0)
-            printf("%s: peak assumed %.2f GFLOP/s (12 chains of %s multiply-adds)\n",
-                   kernel->name, peak, ember_isa_name(kernel->isa));
+        double peaks[5];
+        for (int run = 0; run < 5; run++)
+            peaks[run] = peak_gflops(kernel->isa);
+        if (peaks[0] > 0.0)
+            printf("%s: peak %.2f GFLOP/s now (12 chains of %s multiply-adds, median of 5; "
+                   "measured again after every round)\n",
+                   kernel->name, quantile(peaks, 5, 0.5), ember_isa_name(kernel->isa));
         if (argc == 4) {
             bench(kernel, strtoul(argv[1], NULL, 10), strtoul(argv[2], NULL, 10),
                   strtoul(argv[3], NULL, 10));
