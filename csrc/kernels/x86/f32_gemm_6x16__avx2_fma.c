@@ -175,6 +175,10 @@ static ALWAYS_INLINE void tile(size_t m, size_t n, size_t k, const float *a, con
         __m256 ai;
         FMA_ROW(0, c00, c01) FMA_ROW(1, c10, c11) FMA_ROW(2, c20, c21) FMA_ROW(3, c30, c31)
     }
+    /* Two k steps an iteration: the loop's counter, pointer adds and branch once for 24
+     * multiply-adds (one process alternating runs: ResNet50, DenseNet121 0.95x the time,
+     * Inception v2 0.96x; four steps gained nothing more). The same order of sums. */
+#pragma GCC unroll 2
     for (size_t p = 0; m > 4 && p < k; p++, a += MR) {
         const float *bp = B_ROW(b, offsets, p);
         const __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
