@@ -2,7 +2,7 @@
  * test_gemv — every f32 GEMV kernel of this build that the CPU can run, at every panel
  * width it serves, against a double-precision reference (kernels.h, ember_f32_gemv_fn).
  *
- * For n in 1..3·nr+1 and k in {0,1,3,4,7,8,9,16,33,128}: random x and B (packed by
+ * For n in 1..3·nr+1 and k in {0,1,3,4,7,8,9,16,25,33,128}: random x and B (packed by
  * ember_f32_pack_b), every epilogue (none, bias_col, bias_row, accumulate, clamp, all of
  * them). x, the packed panels and bias_col end exactly at a PROT_NONE page (reading past
  * them faults and the crash handler names the case); y sits between sentinels (a write
@@ -127,7 +127,7 @@ static void run_case(const gemv_case *c, int nan_in_x)
 
 static void test_kernel(const char *name, ember_f32_gemv_fn gemv)
 {
-    static const size_t depths[] = {0, 1, 3, 4, 7, 8, 9, 16, 33, 128};
+    static const size_t depths[] = {0, 1, 3, 4, 7, 8, 9, 16, 25, 33, 128};
     for (size_t nr = 4; nr <= 32; nr *= 2) {
         if (!serves(name, nr))
             continue;
