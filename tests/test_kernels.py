@@ -78,7 +78,7 @@ def test_gemm_driver_prefetches():
     """The GEMM driver's software prefetches survive compilation: helpers that only
     prefetch were once deleted whole by GCC (they write nothing), silently. On x86 the
     object holds the next panel's and the next C tile's prefetches; elsewhere none
-    (f32_gemm.c's PREFETCHES: not measured there)."""
+    (kernels.h's EMBER_PREFETCHES: not measured there)."""
     obj = os.path.join(ROOT, "build", "host", "obj", "csrc", "kernels", "f32_gemm.o")
     assert os.path.exists(obj), f"{obj} missing: build the host first (scons)"
     listing = subprocess.run(["objdump", "-d", obj], capture_output=True, text=True,

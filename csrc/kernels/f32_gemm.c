@@ -69,32 +69,6 @@ static size_t column_span(size_t nr, size_t k)
     return EMBER_F32_GEMM_SPAN_BYTES / (k * nr * sizeof(float)) * nr;
 }
 
-/* Software prefetches on x86 only, where they were measured: under QEMU a prefetch is
- * instructions and nothing else, and there is no ARM board here to time them on. */
-#if defined(__x86_64__) || defined(__i386__)
-#define PREFETCHES 1
-#else
-#define PREFETCHES 0
-#endif
-/* For a function that only prefetches: inlined where it is called. Left a function of its
- * own, GCC's interprocedural analysis finds it has no effect (it writes nothing) and
- * deletes every call, silently: prefetch_share was compiled away that way from cb9c2e0
- * until this attribute (no prefetch in the object file at -O1 and -O2). */
-#define PREFETCH_ONLY inline __attribute__((always_inline))
-
-/* The next panel's share for row tile t of `tiles`: its lines prefetched a share per tile,
- * so that a packed B streamed from memory (past L2: the filter of a 7×7 conv with the
- * pixels as rows) arrives while the current panel is multiplied, not when its first
- * tile stalls on it. */
-static PREFETCH_ONLY void prefetch_share(const float *panel, size_t floats, size_t t,
-                                         size_t tiles)
-{
-    const size_t lines = (floats * sizeof(float) + 63) / 64;
-    const char *bytes = (const char *)panel;
-    for (size_t l = t * lines / tiles; l < (t + 1) * lines / tiles; l++)
-        __builtin_prefetch(bytes + l * 64, 0, 3);
-}
-
 /* One pass over K of the walk: its operands and epilogue. */
 typedef struct pass {
     const ember_f32_gemm_kernel *kernel;
@@ -119,7 +93,7 @@ typedef struct pass {
  * evicted by the time the walk came back to them. x86, one process alternating runs:
  * ResNet50 0.96x the time, the other models of the zoo within noise; with rows of any
  * stride, ShuffleNet's small planes took 1.02-1.04x. */
-static PREFETCH_ONLY void prefetch_c_tile(const pass *w, size_t i, size_t j)
+static EMBER_PREFETCH_ONLY void prefetch_c_tile(const pass *w, size_t i, size_t j)
 {
     const size_t mr = w->kernel->mr, nr = w->kernel->nr;
     const size_t rows = w->m - i < mr ? w->m - i : mr, columns = w->n - j < nr ? w->n - j : nr;
@@ -162,10 +136,13 @@ static void block_of_rows(pass *w, size_t i_block, size_t i_end, int stream_b)
         const int far_rows = w->c_row_stride >= EMBER_F32_GEMM_FAR_ROW_BYTES;
         for (size_t j = 0; j < w->n; j += nr)
             for (size_t i = i_block, t = 0; i < i_end; i += mr, t++) {
-                if (PREFETCHES && j + nr < w->n) {
+                if (EMBER_PREFETCHES && j + nr < w->n) {
+                    /* B streamed from memory (past L2: the filter of a 7×7 conv with the
+                     * pixels as rows): the next panel a share per row tile, so it arrives
+                     * while this one is multiplied, not when its first tile stalls on it */
                     if (stream_b)
-                        prefetch_share(w->b + (j + nr) * w->k + w->k0 * nr, w->k_pass * nr,
-                                       t, tiles);
+                        EMBER_PREFETCH_PART(w->b + (j + nr) * w->k + w->k0 * nr,
+                                            w->k_pass * nr * sizeof(float), t, tiles, 3);
                     if (far_rows)
                         prefetch_c_tile(w, i, j + nr);
                 }

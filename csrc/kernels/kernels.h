@@ -33,6 +33,37 @@ typedef enum ember_isa {
 int ember_cpu_has(ember_isa isa);
 const char *ember_isa_name(ember_isa isa);
 
+/* ---------------------------------------------------------------- software prefetch */
+
+/* Prefetches are issued on x86 only, where they were measured (the GEMM driver's,
+ * Winograd's filter): under QEMU a prefetch is instructions and nothing else, and no ARM
+ * board was at hand to time one. */
+#if defined(__x86_64__) || defined(__i386__)
+#define EMBER_PREFETCHES 1
+#else
+#define EMBER_PREFETCHES 0
+#endif
+
+/* For a function that only prefetches: inlined where it is called. Left a function of its
+ * own, GCC finds it has no effect (it writes nothing) and deletes every call, silently:
+ * the GEMM driver's were compiled away so from cb9c2e0 to 8f4765e. */
+#define EMBER_PREFETCH_ONLY inline __attribute__((always_inline))
+
+/* Share `part` of `parts` of the 64-byte lines of [from, from + bytes), prefetched for
+ * reading at __builtin_prefetch's `locality` (3: into L1, 2: into L2): a range spread
+ * over the steps of a loop, each asking for its share ahead of the step that reads it.
+ * A macro, as __builtin_prefetch wants its locality constant. */
+#define EMBER_PREFETCH_PART(from, bytes, part, parts, locality)                            \
+    do {                                                                                   \
+        if (EMBER_PREFETCHES) {                                                            \
+            const char *from_ = (const char *)(from);                                      \
+            const size_t lines_ = ((bytes) + 63) / 64;                                     \
+            for (size_t l_ = (part) * lines_ / (parts); l_ < ((part) + 1) * lines_ / (parts); \
+                 l_++)                                                                     \
+                __builtin_prefetch(from_ + l_ * 64, 0, locality);                          \
+        }                                                                                  \
+    } while (0)
+
 /* ---------------------------------------------------------------- f32 hard swish */
 
 /*

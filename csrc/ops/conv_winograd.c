@@ -354,20 +354,6 @@ static void transform_output(const conv_prepared *p, const float *m, size_t m_st
     }
 }
 
-/* Part `part` of `parts` of `bytes` from `from`, asked into L2 ahead of its use. On x86
- * only, as the GEMM driver's prefetches (kernels/f32_gemm.c): on aarch64 the loop was 1.3M
- * instructions of Inception v1's 419.5M a run under QEMU, for a gain no board here can
- * show. */
-static void prefetch_part(const void *from, size_t bytes, size_t part, size_t parts)
-{
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-    for (size_t at = part * bytes / parts / 64 * 64; at < (part + 1) * bytes / parts; at += 64)
-        __builtin_prefetch((const char *)from + at, 0, 2);
-#else
-    (void)from, (void)bytes, (void)part, (void)parts;
-#endif
-}
-
 /* Output channels [o0, o0 + rows)'s 3×3 filter rows into the 16 U_ξ: a panel at a time
  * (each panel's 9 taps are one stream, kernels.h). */
 static void transform_filter(const conv_prepared *p, const float *filter, int64_t o0,
@@ -405,7 +391,7 @@ static void run_block(const conv_prepared *p, const float *filter, const float *
         const size_t m_stride = (size_t)rows * count;
         transform_filter(p, filter, o0, rows, u);
         for (size_t xi = 0; xi < 16; xi++) {
-            prefetch_part(next, next_bytes, xi, 16);
+            EMBER_PREFETCH_PART(next, next_bytes, xi, 16, 2); /* into L2 (x86 only) */
             ember_f32_gemm_packed(p->kernel, (size_t)rows, count, k, u + xi * u_stride(p),
                                   v + xi * v_stride, m + xi * m_stride, count * sizeof(float),
                                   &plain);
