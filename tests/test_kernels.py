@@ -54,12 +54,15 @@ def check_run(result, isa, name="test_kernels"):
         assert "f32_dwconv -> f32_dwconv__scalar" in dispatch, dispatch
     if isa == "scalar" and name == "test_winograd":
         assert "f32_winograd -> f32_winograd__scalar" in dispatch, dispatch
+    if isa == "scalar" and name == "test_pool_row":
+        assert "f32_pool_row -> f32_pool_row__scalar" in dispatch, dispatch
     if isa == "scalar" and name == "test_vmath":
         for family in ("vexp", "vsigmoid", "vtanh", "verf"):
             assert f"f32_{family} -> f32_{family}__scalar" in dispatch, dispatch
 
 
-PROGRAMS = ["test_kernels", "test_gemv", "test_vmath", "test_dwconv", "test_winograd"]
+PROGRAMS = ["test_kernels", "test_gemv", "test_vmath", "test_dwconv", "test_winograd",
+            "test_pool_row"]
 
 
 @pytest.mark.parametrize("isa", ["default", "scalar"])

@@ -180,6 +180,14 @@ const ember_f32_hard_swish_kernel ember_f32_hard_swish_kernels[] = {
 const size_t ember_f32_hard_swish_kernel_count =
     sizeof(ember_f32_hard_swish_kernels) / sizeof(ember_f32_hard_swish_kernels[0]);
 
+#define EMBER_F32_POOL_ROW_ENTRY(name, isa) {#name, isa, ember_##name},
+const ember_f32_pool_row_kernel ember_f32_pool_row_kernels[] = {
+    EMBER_F32_POOL_ROW_KERNELS(EMBER_F32_POOL_ROW_ENTRY)
+};
+#undef EMBER_F32_POOL_ROW_ENTRY
+const size_t ember_f32_pool_row_kernel_count =
+    sizeof(ember_f32_pool_row_kernels) / sizeof(ember_f32_pool_row_kernels[0]);
+
 /* ---------------------------------------------------------------- choice */
 
 static ember_kernel_config config;
@@ -253,6 +261,8 @@ static void config_fill(void)
                        ember_f32_winograd_kernel_count, forced);
     CHOOSE_LAST_USABLE(config.f32_hard_swish, ember_f32_hard_swish_kernels,
                        ember_f32_hard_swish_kernel_count, forced);
+    CHOOSE_LAST_USABLE(config.f32_pool_row, ember_f32_pool_row_kernels,
+                       ember_f32_pool_row_kernel_count, forced);
 }
 
 const ember_kernel_config *ember_kernel_config_get(void)
@@ -293,10 +303,11 @@ static void kernels_text_fill(void)
     const ember_kernel_config *c = ember_kernel_config_get();
     snprintf(kernels_text, sizeof kernels_text,
              "f32_gemm %s\nf32_gemv %s\nf32_vexp %s\nf32_vsigmoid %s\nf32_vtanh %s\n"
-             "f32_verf %s\nf32_dwconv %s\nf32_winograd %s\nf32_hard_swish %s\n",
+             "f32_verf %s\nf32_dwconv %s\nf32_winograd %s\nf32_hard_swish %s\n"
+             "f32_pool_row %s\n",
              c->f32_gemm->name, c->f32_gemm->gemv_name, c->f32_vexp->name,
              c->f32_vsigmoid->name, c->f32_vtanh->name, c->f32_verf->name, c->f32_dwconv->name,
-             c->f32_winograd->name, c->f32_hard_swish->name);
+             c->f32_winograd->name, c->f32_hard_swish->name, c->f32_pool_row->name);
 }
 
 const char *ember_kernels_text(void)

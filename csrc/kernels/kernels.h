@@ -64,6 +64,52 @@ const char *ember_isa_name(ember_isa isa);
         }                                                                                  \
     } while (0)
 
+/* ---------------------------------------------------------------- f32 pool row */
+
+/*
+ * A row of a 2-d pool's interior windows at horizontal step 2 (ops/pool.c): the kh input
+ * rows of the window that lie inside the plane, each pointer at the first window's left
+ * column, and n outputs of kw-wide windows (kw 2 or 3):
+ *
+ *   col_j  = rows[0][j] ⊕ rows[1][j] ⊕ … ⊕ rows[kh-1][j]     (left to right)
+ *   y[i]   = (col_2i ⊕ col_2i+1 [⊕ col_2i+2]) / divisor       (divisor: sums only)
+ *
+ * ⊕ is max (a ⊕ b = b > a ? b : a: a NaN already held stays, a new one is dropped) or +,
+ * in exactly that order, so every kernel gives the scalar one's bits, and those of the
+ * per-row path (vertical combine, then the window). kh is 1 to EMBER_F32_POOL_ROW_MAX_KH.
+ * Reads rows[t][0 .. 2n - 2 + kw) and nothing else; writes y[0 .. n). No alignment
+ * required. Pure, thread-safe.
+ */
+#define EMBER_F32_POOL_ROW_MAX_KH 16
+typedef void (*ember_f32_pool_row_fn)(size_t n, const float *const *rows, size_t kh, size_t kw,
+                                      int is_max, float divisor, float *y);
+
+typedef struct ember_f32_pool_row_kernel {
+    const char *name; /* "f32_pool_row__avx2_fma" */
+    ember_isa isa;
+    ember_f32_pool_row_fn fn;
+} ember_f32_pool_row_kernel;
+
+/* X(name, isa): the kernels of this build, best last. The scalar one is the reference;
+ * where it is the best a CPU has, the pools keep their per-row path (GCC vectorises its
+ * flat loops for NEON, ld2 for the step), which the scalar kernel does not beat. */
+#define EMBER_F32_POOL_ROW_KERNELS_GENERIC(X) X(f32_pool_row__scalar, EMBER_ISA_SCALAR)
+#if defined(__x86_64__) || defined(_M_X64)
+#define EMBER_F32_POOL_ROW_KERNELS(X)                                                      \
+    EMBER_F32_POOL_ROW_KERNELS_GENERIC(X) X(f32_pool_row__avx2_fma, EMBER_ISA_AVX2_FMA)
+#else
+#define EMBER_F32_POOL_ROW_KERNELS(X) EMBER_F32_POOL_ROW_KERNELS_GENERIC(X)
+#endif
+
+#define EMBER_DECLARE_F32_POOL_ROW(name, isa)                                              \
+    void ember_##name(size_t n, const float *const *rows, size_t kh, size_t kw, int is_max, \
+                      float divisor, float *y);
+EMBER_F32_POOL_ROW_KERNELS(EMBER_DECLARE_F32_POOL_ROW)
+#undef EMBER_DECLARE_F32_POOL_ROW
+
+extern const ember_f32_pool_row_kernel ember_f32_pool_row_kernels[];
+extern const size_t ember_f32_pool_row_kernel_count;
+
 /* ---------------------------------------------------------------- f32 hard swish */
 
 /*
@@ -450,6 +496,7 @@ typedef struct ember_kernel_config {
     const ember_f32_dwconv_kernel *f32_dwconv;
     const ember_f32_winograd_kernel *f32_winograd;
     const ember_f32_hard_swish_kernel *f32_hard_swish;
+    const ember_f32_pool_row_kernel *f32_pool_row;
 } ember_kernel_config;
 
 const ember_kernel_config *ember_kernel_config_get(void);

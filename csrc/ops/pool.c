@@ -345,8 +345,21 @@ typedef enum { GENERAL, PER_ROW, WHOLE_PLANE } pool_path;
 
 typedef struct pool_prepared {
     pool_path path;
-    ember_pool_plane plane; /* WHOLE_PLANE's geometry */
+    ember_pool_plane plane;     /* WHOLE_PLANE's geometry */
+    ember_f32_pool_row_fn step2; /* PER_ROW at step 2, 2- or 3-wide windows, or NULL */
 } pool_prepared;
+
+/* The f32_pool_row kernel for a per-row pool whose windows fit it, where the CPU has a
+ * vector one: the scalar kernel is the reference, and on its own the per-row path's flat
+ * loops (vectorised by the compiler) beat it. */
+static ember_f32_pool_row_fn step2_kernel(const ember_f32_pool_row_kernel *kernel,
+                                          const pool_attributes *a, int rank)
+{
+    const int64_t kw = a->window[rank - 1];
+    if (kernel->isa == EMBER_ISA_SCALAR || a->step[rank - 1] != 2 || (kw != 2 && kw != 3))
+        return NULL;
+    return kernel->fn;
+}
 
 /* The path and its scratch: a plane for the whole-plane path, one input row for the
  * per-row path. The output keeps the input's size exactly when the padding says so. */
@@ -367,13 +380,29 @@ static ember_status pool_prepare(ember_prepare_context *ctx, void **out)
         ctx->scratch_bytes = (size_t)(g->h * g->w) * sizeof(float);
     } else if (planar_rows_fit(ctx->node->attributes, x->rank)) {
         p->path = PER_ROW;
+        p->step2 = step2_kernel(ctx->kernels->f32_pool_row, ctx->node->attributes, x->rank);
         ctx->scratch_bytes = (size_t)x->shape[x->rank - 1] * sizeof(float);
     }
     return EMBER_OK;
 }
 
+/* One output row of a step-2 pool whose windows all lie inside their row, through the
+ * f32_pool_row kernel straight from the window's rows inside the plane: no combined row.
+ * (Rows with border windows keep the per-row path: at 7-14 columns, as ShuffleNet's
+ * padded average pools have, its combined row serves the borders for less.) */
+static void step2_row(ember_f32_pool_row_fn kernel, const float *in, int64_t in_w,
+                      int64_t rows, int64_t kh, int64_t kw, int64_t out_w, int is_max,
+                      int divide_inside, int normalize, float *out)
+{
+    const float *row[EMBER_F32_POOL_ROW_MAX_KH];
+    for (int64_t t = 0; t < rows; t++)
+        row[t] = in + t * in_w;
+    const float divisor = normalize ? (float)(divide_inside ? rows * kw : kh * kw) : 1.0f;
+    kernel((size_t)out_w, row, (size_t)rows, (size_t)kw, is_max, divisor, out);
+}
+
 static void pool_planar_rows(const pool_attributes *a, int variant, const ember_tensor *x,
-                             const ember_tensor *y, float *acc)
+                             const ember_tensor *y, ember_f32_pool_row_fn step2, float *acc)
 {
     const int h = x->rank - 2, w = x->rank - 1;
     const int64_t in_h = x->shape[h], in_w = x->shape[w];
@@ -395,6 +424,12 @@ static void pool_planar_rows(const pool_attributes *a, int variant, const ember_
             int64_t lo_h, hi_h;
             cells_inside(top, kh, 1, in_h, &lo_h, &hi_h);
             const int64_t rows = hi_h >= lo_h ? hi_h - lo_h + 1 : 0;
+            if (step2 != NULL && rows > 0 && rows <= EMBER_F32_POOL_ROW_MAX_KH &&
+                first == 0 && last == out_w - 1 && pw == 0) {
+                step2_row(step2, in + (top + lo_h) * in_w, in_w, rows, kh, kw, out_w, is_max,
+                          divide_inside, normalize, out);
+                continue;
+            }
             if (rows > 0)
                 ember_pool_combine_rows(acc, in + (top + lo_h) * in_w, in_w, rows, in_w, is_max);
             int64_t ow = 0;
@@ -456,7 +491,7 @@ static void pool_run(const ember_node *node, void *prepared, const ember_op_io *
     }
     if (path == PER_ROW) {
         pool_planar_rows(node->attributes, node->op->variant, io->inputs[0], io->output,
-                         io->scratch);
+                         p->step2, io->scratch);
         return;
     }
     if (is_planar(node->attributes, io->inputs[0]->rank)) {

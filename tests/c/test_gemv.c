@@ -28,27 +28,6 @@
 #define SENTINEL 12345.0f
 #define MAX_N (3 * 32 + 1)
 
-/* A buffer of `floats` floats ending exactly at an inaccessible page. */
-static float *guarded(size_t floats)
-{
-    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    const size_t data = (floats * sizeof(float) + page - 1) / page * page;
-    char *base = mmap(NULL, data + page, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (base == MAP_FAILED || mprotect(base + data, page, PROT_NONE) != 0) {
-        perror("test_gemv: mmap");
-        exit(2);
-    }
-    return (float *)(base + data) - floats;
-}
-
-static void guarded_free(float *buffer, size_t floats)
-{
-    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    const size_t data = (floats * sizeof(float) + page - 1) / page * page;
-    munmap((char *)(buffer + floats) - data, data + page);
-}
-
 static float uniform(void)
 {
     return (float)rand() / (float)RAND_MAX * 2.0f - 1.0f;
@@ -76,8 +55,8 @@ typedef struct gemv_case {
 static void run_case(const gemv_case *c, int nan_in_x)
 {
     const size_t nr = c->nr, n = c->n, k = c->k;
-    float *x = guarded(k), *bias_col = guarded(n), bias_row = uniform();
-    float *b = guarded(ember_f32_packed_b_floats(nr, k, n));
+    float *x = guarded_floats(k), *bias_col = guarded_floats(n), bias_row = uniform();
+    float *b = guarded_floats(ember_f32_packed_b_floats(nr, k, n));
     float *dense = malloc((k * n + 1) * sizeof(float));
     float y[MAX_N + 2], before[MAX_N];
     for (size_t p = 0; p < k; p++)
@@ -120,9 +99,9 @@ static void run_case(const gemv_case *c, int nan_in_x)
     snprintf(what, sizeof what, "%s: wrong result or a write outside y", current_case);
     check(ok, what);
     free(dense);
-    guarded_free(x, k);
-    guarded_free(bias_col, n);
-    guarded_free(b, ember_f32_packed_b_floats(nr, k, n));
+    guarded_floats_free(x, k);
+    guarded_floats_free(bias_col, n);
+    guarded_floats_free(b, ember_f32_packed_b_floats(nr, k, n));
 }
 
 static void test_kernel(const char *name, ember_f32_gemv_fn gemv)

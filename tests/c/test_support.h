@@ -7,7 +7,9 @@
 #define EMBER_TEST_SUPPORT_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define MAX_REPORTS 20
@@ -41,6 +43,28 @@ static void check(int ok, const char *what)
     if (reports++ < MAX_REPORTS) {
         printf("FAIL %s\n", what);
     }
+}
+
+/* A buffer of `floats` floats ending exactly at an inaccessible page: a kernel that reads
+ * one float past it crashes (on_crash names the case). */
+static inline float *guarded_floats(size_t floats)
+{
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    const size_t data = (floats * sizeof(float) + page - 1) / page * page;
+    char *base = mmap(NULL, data + page, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED || mprotect(base + data, page, PROT_NONE) != 0) {
+        perror("guarded_floats: mmap");
+        exit(2);
+    }
+    return (float *)(base + data) - floats;
+}
+
+static inline void guarded_floats_free(float *buffer, size_t floats)
+{
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    const size_t data = (floats * sizeof(float) + page - 1) / page * page;
+    munmap((char *)(buffer + floats) - data, data + page);
 }
 
 #endif /* EMBER_TEST_SUPPORT_H */
