@@ -34,6 +34,14 @@
 #define IM2COL_BLOCK_BYTES (128 * 1024)
 #define IM2COL_MIN_PANELS 4
 #define IM2COL_MAX_BLOCK_BYTES (512 * 1024)
+/* A group's packed filter past this does not stay in L2 beside a block: the GEMM streams
+ * it from farther once per block of columns, so such convs take blocks of
+ * IM2COL_MAX_BLOCK_BYTES, a quarter of the passes over it (AlexNet's and ZFNet's 3×3
+ * convs at 13×13, SqueezeNet's classifier, 1×1 512 -> 1000 at 13×13: one block instead
+ * of three). x86, one process alternating runs: ZFNet 0.90x the time, AlexNet 0.92x,
+ * SqueezeNet 0.975x (its classifier 0.84x), VGG19 0.99x, the other models within noise;
+ * at 1 MiB SqueezeNet, ResNet50 and VGG19 gained alike, AlexNet not. */
+#define IM2COL_FILTER_STREAMED_BYTES (512 * 1024)
 /* The K of the im2col and pointwise GEMMs is cut into depth / SLICE_DEPTH slices of whole
  * input channels (each SLICE_DEPTH to 2·SLICE_DEPTH − 1 deep, unless one channel's taps are
  * more). In one piece, a deep K left room in L2 for a block of a few panels only, and the
@@ -366,12 +374,14 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
     const size_t nr = p->kernel->nr;
     p->slice_channels = slice_channels(p);
     const int64_t depth = slice_depth(p) > 0 ? slice_depth(p) : 1; /* no channels: 0 */
-    /* sliced, twice the bytes: the block's filter slices stream from memory once per
-     * block, and its output stays in L2 across the slices (VGG19's 28×28 convs: 0.92x
-     * the time with 128 KiB blocks, one process alternating runs; shallower convs
-     * within noise either way) */
-    const int64_t budget = p->slice_channels < p->group_in ? 2 * IM2COL_BLOCK_BYTES
-                                                           : IM2COL_BLOCK_BYTES;
+    /* a filter past L2: the largest blocks (above); sliced, twice the bytes: the block's
+     * filter slices stream from memory once per block, and its output stays in L2 across
+     * the slices (VGG19's 28×28 convs: 0.92x the time with 128 KiB blocks, one process
+     * alternating runs; shallower convs within noise either way) */
+    const int64_t group_filter = p->group_out * p->depth * (int64_t)sizeof(float);
+    const int64_t budget = group_filter > IM2COL_FILTER_STREAMED_BYTES ? IM2COL_MAX_BLOCK_BYTES
+                           : p->slice_channels < p->group_in ? 2 * IM2COL_BLOCK_BYTES
+                                                             : IM2COL_BLOCK_BYTES;
     int64_t block = budget / (int64_t)sizeof(float) / depth;
     block = block / (int64_t)nr * (int64_t)nr;
     /* up to IM2COL_MIN_PANELS panels, within IM2COL_MAX_BLOCK_BYTES: packing costs per

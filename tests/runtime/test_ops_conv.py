@@ -114,6 +114,11 @@ CONV_CASES = {
                                         [1, 1], [1, 1]),
     "winograd-7x7": ((1, 512, 7, 7), (64, 512, 3, 3), 1, [(1, 1), (1, 1)], [1, 1], [1, 1]),
     "im2col-many-outputs": ((1, 8, 9, 9), (260, 8, 3, 3), 1, [(1, 1), (1, 1)], [1, 1], [1, 1]),
+    # a filter past L2 (conv.c's IM2COL_FILTER_STREAMED_BYTES): blocks of 512 KiB, several
+    "im2col-filter-past-l2": ((1, 64, 80, 75), (240, 64, 3, 3), 1, [(1, 1), (0, 1)], [2, 2],
+                              [1, 1]),
+    "pointwise-filter-past-l2": ((1, 600, 31, 30), (240, 600, 1, 1), 1, [(0, 0), (0, 0)],
+                                 [1, 1], [1, 1]),
     "im2col-stride5": ((1, 3, 23, 21), (4, 3, 3, 3), 1, [(1, 1), (1, 1)], [5, 5], [1, 1]),
     # few output pixels (conv_few_pixels.c): pixels as the GEMM's rows
     "few-pixels-3x3": ((1, 20, 7, 7), (96, 20, 3, 3), 1, [(1, 1), (1, 1)], [1, 1], [1, 1]),
