@@ -84,13 +84,19 @@ typedef struct pass {
 
 /* C's rows at least this far apart (half a page) are written in more streams than the
  * hardware prefetcher follows: a conv's output channels, a plane each (ResNet50's 56×56
- * and 28×28 stages), or the transposed GEMMs' channels (its 7×7 stage). */
+ * and 28×28 stages), or the transposed GEMMs' channels (its 7×7 stage). Rows nearer,
+ * down to a 14×14 plane's 784 bytes, are as far for it, but only passes of at least
+ * EMBER_F32_GEMM_DEEP_PASS steps leave a tile time enough for the prefetches to pay:
+ * ResNet50's 14×14 stage (K 256 to 1024) took 0.96x the time of the whole model; with
+ * any K, MobileNetV2 (K 64 to 96 there) took 1.017x and ShuffleNet up to 1.037x. */
 #define EMBER_F32_GEMM_FAR_ROW_BYTES 2048
+#define EMBER_F32_GEMM_NEAR_ROW_BYTES 512
+#define EMBER_F32_GEMM_DEEP_PASS 256
 
 /* Rows [i, i + mr) of C's column tile j, prefetched for writing while the tile before
- * it in the walk is multiplied, when C's rows are far apart: every column tile starts a
- * new line in each of a block's rows, and the lines the previous column left were
- * evicted by the time the walk came back to them. x86, one process alternating runs:
+ * it in the walk is multiplied, when C's rows are far apart (above): every column tile
+ * starts a new line in each of a block's rows, and the lines the previous column left
+ * were evicted by the time the walk came back to them. x86, one process alternating runs:
  * ResNet50 0.96x the time, the other models of the zoo within noise; with rows of any
  * stride, ShuffleNet's small planes took 1.02-1.04x. */
 static EMBER_PREFETCH_ONLY void prefetch_c_tile(const pass *w, size_t i, size_t j)
@@ -133,7 +139,9 @@ static void block_of_rows(pass *w, size_t i_block, size_t i_end, int stream_b)
     const size_t mr = w->kernel->mr, nr = w->kernel->nr, span = column_span(nr, w->k_pass);
     if (span == nr) {
         const size_t tiles = (i_end - i_block + mr - 1) / mr;
-        const int far_rows = w->c_row_stride >= EMBER_F32_GEMM_FAR_ROW_BYTES;
+        const int far_rows = w->c_row_stride >= EMBER_F32_GEMM_FAR_ROW_BYTES ||
+                             (w->c_row_stride >= EMBER_F32_GEMM_NEAR_ROW_BYTES &&
+                              w->k_pass >= EMBER_F32_GEMM_DEEP_PASS);
         for (size_t j = 0; j < w->n; j += nr)
             for (size_t i = i_block, t = 0; i < i_end; i += mr, t++) {
                 if (EMBER_PREFETCHES && j + nr < w->n) {
