@@ -286,24 +286,35 @@ static double megabytes(size_t bytes)
     return (double)bytes / 1e6;
 }
 
+/* A "Name: N kB" field of /proc/self/status in bytes; 0 where there is none (not Linux). */
+static size_t status_bytes(const char *name)
+{
+    unsigned long long kib = 0;
+#if defined(__linux__)
+    FILE *status = fopen("/proc/self/status", "r");
+    char line[256];
+    const size_t length = strlen(name);
+    while (status != NULL && fgets(line, sizeof line, status) != NULL)
+        if (strncmp(line, name, length) == 0 && line[length] == ':' &&
+            sscanf(line + length + 1, "%llu kB", &kib) == 1)
+            break;
+    if (status != NULL)
+        fclose(status);
+#else
+    (void)name;
+#endif
+    return (size_t)kib * 1024;
+}
+
 /* The process's peak resident set size in bytes, or 0 when unknown. On Linux the peak of
  * this program's own memory (VmHWM): getrusage's ru_maxrss also counts the high-water
  * mark of the process that spawned it (exec keeps it), which from a large parent — a
  * benchmark holding the model — hides ember-run's own. */
 static size_t peak_rss_bytes(void)
 {
-#if defined(__linux__)
-    FILE *status = fopen("/proc/self/status", "r");
-    char line[256];
-    unsigned long long kib = 0;
-    while (status != NULL && fgets(line, sizeof line, status) != NULL)
-        if (sscanf(line, "VmHWM: %llu kB", &kib) == 1)
-            break;
-    if (status != NULL)
-        fclose(status);
-    if (kib > 0)
-        return (size_t)kib * 1024;
-#endif
+    const size_t hwm = status_bytes("VmHWM");
+    if (hwm > 0)
+        return hwm;
     struct rusage usage;
     if (getrusage(RUSAGE_SELF, &usage) != 0)
         return 0;
@@ -324,6 +335,12 @@ static int print_memory(const ember_runnable *run)
            megabytes(m.constant_bytes), megabytes(m.constant_resident_bytes),
            megabytes(m.packed_bytes), megabytes(m.arena_bytes));
     printf("peak RSS: %.2f MB\n", megabytes(peak_rss_bytes()));
+    /* Of it, pages mapped from files (this program's code and read-only data: shared
+     * with every process running it): a fixed cost beside the model's memory. */
+    const size_t files = status_bytes("RssFile");
+    if (files > 0)
+        printf("resident now: %.2f MB private, %.2f MB mapped from files\n",
+               megabytes(status_bytes("RssAnon")), megabytes(files));
     return 0;
 }
 

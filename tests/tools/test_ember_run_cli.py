@@ -8,6 +8,7 @@ only the ember_ API; and ember-run is one static file."""
 import os
 import shutil
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -92,6 +93,15 @@ def test_memory_prints_the_report_and_the_peak(plan_dir):
     assert constants == round(items / 1e6, 2) and resident == constants
     assert packed > 0 and arena > 0
     assert float(peak.group(1)) >= packed + arena
+    # Linux: what is resident now, split into the process's own pages and the file-backed
+    # ones (its code); together at most the peak, the own ones holding the runnable
+    now = re.search(r"^resident now: ([\d.]+) MB private, ([\d.]+) MB mapped from files$",
+                    result.stdout, re.M)
+    if sys.platform.startswith("linux"):
+        assert now, result.stdout
+        private, files = map(float, now.groups())
+        assert private + files <= float(peak.group(1)) + 0.02
+        assert private >= packed + arena and files > 0
     assert "run: median" in result.stdout      # with --bench: its report, then this one
 
 
