@@ -19,7 +19,8 @@
 #include <math.h>
 
 /* Bytes of packed A processed per pass over B: a fraction of the smallest L2 we target
- * (Cortex-A53: 128 KiB–1 MiB shared; x86: ≥ 256 KiB), leaving room for B and C. */
+ * (Cortex-A53: 128 KiB–1 MiB shared; x86: ≥ 256 KiB), leaving room for B and C; the
+ * last block of a walk may take up to a quarter more (walk). */
 #define EMBER_F32_GEMM_A_BLOCK_BYTES (96 * 1024)
 
 /* K per pass of the in-place form: its B rows are spread over the input (a tap's row is
@@ -184,9 +185,16 @@ static void walk(const ember_f32_gemm_kernel *kernel, size_t m, size_t n, size_t
             w.tile.max = INFINITY;
             w.tile.hard_swish = NULL;
         }
-        for (size_t i_block = 0; i_block < m; i_block += block_rows)
-            block_of_rows(&w, i_block, m - i_block < block_rows ? m : i_block + block_rows,
-                          stream_b);
+        /* a last block of a quarter or less joins the one before it: a block of one
+         * row (49 pixels: blocks of 24) streamed a filter past L2 for as long as a
+         * whole one (MobileNetV2's 7×7 1×1 convs, K 960; x86, one process alternating
+         * runs: ResNet50 0.977x the time, Inception v2 0.975x, DenseNet121 0.988x) */
+        for (size_t i_block = 0, i_end; i_block < m; i_block = i_end) {
+            i_end = m - i_block < block_rows ? m : i_block + block_rows;
+            if (m - i_end <= block_rows / 4)
+                i_end = m;
+            block_of_rows(&w, i_block, i_end, stream_b);
+        }
         if (k == 0)
             break;
     }

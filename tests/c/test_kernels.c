@@ -47,11 +47,13 @@ static const ember_f32_hard_swish HARDSWISH = {1.0f / 6, 0.5f, 0.0f, 1.0f, NULL}
 
 /* Sizes that cross the driver's A blocks (EMBER_F32_GEMM_A_BLOCK_BYTES) and the in-place
  * form's passes over K (EMBER_F32_GEMM_INDIRECT_KC = 256), (the fifth) the packed form's
- * passes for a B past 1 MB with more rows than one A block, and (the last two) shallow
+ * passes for a B past 1 MB with more rows than one A block, (the sixth and seventh) shallow
  * products walked in spans of columns (EMBER_F32_GEMM_SHALLOW: 32 KiB of panels, several
- * spans and a partial one, partial row and column tiles): m, n, k. */
+ * spans and a partial one, partial row and column tiles), then a last A block of one row
+ * that joins the block before it (blocks of 24 rows at K = 960 for every kernel): m, n, k. */
 static const size_t LARGE[][3] = {{257, 37, 300}, {61, 70, 1000}, {130, 3, 129}, {7, 20, 513},
-                                  {70, 400, 800}, {20, 1100, 16}, {13, 1201, 32}};
+                                  {70, 400, 800}, {20, 1100, 16}, {13, 1201, 32},
+                                  {49, 40, 960}};
 
 /* ---------------------------------------------------------------- helpers */
 
