@@ -138,19 +138,21 @@ const ember_f32_gemm_kernel ember_f32_gemm_kernels[] = {
 const size_t ember_f32_gemm_kernel_count =
     sizeof(ember_f32_gemm_kernels) / sizeof(ember_f32_gemm_kernels[0]);
 
-#define EMBER_F32_VUNARY_ENTRY(name, isa) {#name, isa, ember_##name},
-#define EMBER_F32_VUNARY_TABLE(family, LIST)                                               \
-    const ember_f32_vunary_kernel ember_f32_##family##_kernels[] = {                       \
-        LIST(EMBER_F32_VUNARY_ENTRY)                                                       \
-    };                                                                                     \
+/* The table of a family whose kernels are {name, isa, fn} (the elementwise ones, hard
+ * swish, pool rows): `type` its entries', LIST its X(name, isa) list from kernels.h. */
+#define EMBER_NAMED_KERNEL_ENTRY(name, isa) {#name, isa, ember_##name},
+#define EMBER_NAMED_KERNEL_TABLE(type, family, LIST)                                       \
+    const type ember_f32_##family##_kernels[] = {LIST(EMBER_NAMED_KERNEL_ENTRY)};          \
     const size_t ember_f32_##family##_kernel_count =                                       \
         sizeof(ember_f32_##family##_kernels) / sizeof(ember_f32_##family##_kernels[0]);
-EMBER_F32_VUNARY_TABLE(vexp, EMBER_F32_VEXP_KERNELS)
-EMBER_F32_VUNARY_TABLE(vsigmoid, EMBER_F32_VSIGMOID_KERNELS)
-EMBER_F32_VUNARY_TABLE(vtanh, EMBER_F32_VTANH_KERNELS)
-EMBER_F32_VUNARY_TABLE(verf, EMBER_F32_VERF_KERNELS)
-#undef EMBER_F32_VUNARY_TABLE
-#undef EMBER_F32_VUNARY_ENTRY
+EMBER_NAMED_KERNEL_TABLE(ember_f32_vunary_kernel, vexp, EMBER_F32_VEXP_KERNELS)
+EMBER_NAMED_KERNEL_TABLE(ember_f32_vunary_kernel, vsigmoid, EMBER_F32_VSIGMOID_KERNELS)
+EMBER_NAMED_KERNEL_TABLE(ember_f32_vunary_kernel, vtanh, EMBER_F32_VTANH_KERNELS)
+EMBER_NAMED_KERNEL_TABLE(ember_f32_vunary_kernel, verf, EMBER_F32_VERF_KERNELS)
+EMBER_NAMED_KERNEL_TABLE(ember_f32_hard_swish_kernel, hard_swish, EMBER_F32_HARD_SWISH_KERNELS)
+EMBER_NAMED_KERNEL_TABLE(ember_f32_pool_row_kernel, pool_row, EMBER_F32_POOL_ROW_KERNELS)
+#undef EMBER_NAMED_KERNEL_TABLE
+#undef EMBER_NAMED_KERNEL_ENTRY
 
 #define EMBER_F32_DWCONV_ENTRY(suffix, isa, blocked, plane)                                \
     {"f32_dwconv__" #suffix, isa, ember_f32_dwconv__##suffix,                              \
@@ -171,22 +173,6 @@ const ember_f32_winograd_kernel ember_f32_winograd_kernels[] = {
 #undef EMBER_F32_WINOGRAD_ENTRY
 const size_t ember_f32_winograd_kernel_count =
     sizeof(ember_f32_winograd_kernels) / sizeof(ember_f32_winograd_kernels[0]);
-
-#define EMBER_F32_HARD_SWISH_ENTRY(name, isa) {#name, isa, ember_##name},
-const ember_f32_hard_swish_kernel ember_f32_hard_swish_kernels[] = {
-    EMBER_F32_HARD_SWISH_KERNELS(EMBER_F32_HARD_SWISH_ENTRY)
-};
-#undef EMBER_F32_HARD_SWISH_ENTRY
-const size_t ember_f32_hard_swish_kernel_count =
-    sizeof(ember_f32_hard_swish_kernels) / sizeof(ember_f32_hard_swish_kernels[0]);
-
-#define EMBER_F32_POOL_ROW_ENTRY(name, isa) {#name, isa, ember_##name},
-const ember_f32_pool_row_kernel ember_f32_pool_row_kernels[] = {
-    EMBER_F32_POOL_ROW_KERNELS(EMBER_F32_POOL_ROW_ENTRY)
-};
-#undef EMBER_F32_POOL_ROW_ENTRY
-const size_t ember_f32_pool_row_kernel_count =
-    sizeof(ember_f32_pool_row_kernels) / sizeof(ember_f32_pool_row_kernels[0]);
 
 /* ---------------------------------------------------------------- choice */
 

@@ -47,7 +47,8 @@ const char *ember_isa_name(ember_isa isa);
 /* For a function that only prefetches: inlined where it is called. Left a function of its
  * own, GCC finds it has no effect (it writes nothing) and deletes every call, silently:
  * the GEMM driver's were compiled away so from cb9c2e0 to 8f4765e. */
-#define EMBER_PREFETCH_ONLY inline __attribute__((always_inline))
+#define EMBER_ALWAYS_INLINE inline __attribute__((always_inline))
+#define EMBER_PREFETCH_ONLY EMBER_ALWAYS_INLINE
 
 /* Share `part` of `parts` of the 64-byte lines of [from, from + bytes), prefetched for
  * reading at __builtin_prefetch's `locality` (3: into L1, 2: into L2): a range spread

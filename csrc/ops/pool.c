@@ -349,14 +349,16 @@ typedef struct pool_prepared {
     ember_f32_pool_row_fn step2; /* PER_ROW at step 2, 2- or 3-wide windows, or NULL */
 } pool_prepared;
 
-/* The f32_pool_row kernel for a per-row pool whose windows fit it, where the CPU has a
- * vector one: the scalar kernel is the reference, and on its own the per-row path's flat
- * loops (vectorised by the compiler) beat it. */
+/* The f32_pool_row kernel for a per-row pool whose windows fit it (step 2, 2 or 3 wide,
+ * no more rows than it takes, none left of the row: pool_planar_rows checks the right
+ * side), where the CPU has a vector one: the scalar kernel is the reference, and on its
+ * own the per-row path's flat loops (vectorised by the compiler) beat it. */
 static ember_f32_pool_row_fn step2_kernel(const ember_f32_pool_row_kernel *kernel,
                                           const pool_attributes *a, int rank)
 {
     const int64_t kw = a->window[rank - 1];
-    if (kernel->isa == EMBER_ISA_SCALAR || a->step[rank - 1] != 2 || (kw != 2 && kw != 3))
+    if (kernel->isa == EMBER_ISA_SCALAR || a->step[rank - 1] != 2 || (kw != 2 && kw != 3) ||
+        a->window[rank - 2] > EMBER_F32_POOL_ROW_MAX_KH || a->pad_before[rank - 1] != 0)
         return NULL;
     return kernel->fn;
 }
@@ -416,6 +418,8 @@ static void pool_planar_rows(const pool_attributes *a, int variant, const ember_
     int64_t last = in_w - kw + pw < 0 ? -1 : (in_w - kw + pw) / sw;
     if (last > out_w - 1)
         last = out_w - 1;
+    /* the kernel when every window of a row lies inside it (the prepared rule: none left) */
+    const ember_f32_pool_row_fn kernel = last == out_w - 1 ? step2 : NULL;
     for (int64_t p = 0; p < planes; p++) {
         const float *in = (const float *)x->data + p * in_h * in_w;
         float *out = (float *)y->data + p * out_h * out_w;
@@ -424,10 +428,9 @@ static void pool_planar_rows(const pool_attributes *a, int variant, const ember_
             int64_t lo_h, hi_h;
             cells_inside(top, kh, 1, in_h, &lo_h, &hi_h);
             const int64_t rows = hi_h >= lo_h ? hi_h - lo_h + 1 : 0;
-            if (step2 != NULL && rows > 0 && rows <= EMBER_F32_POOL_ROW_MAX_KH &&
-                first == 0 && last == out_w - 1 && pw == 0) {
-                step2_row(step2, in + (top + lo_h) * in_w, in_w, rows, kh, kw, out_w, is_max,
-                          divide_inside, normalize, out);
+            if (kernel != NULL && rows > 0) {
+                step2_row(kernel, in + (top + lo_h) * in_w, in_w, rows, kh, kw, out_w,
+                          is_max, divide_inside, normalize, out);
                 continue;
             }
             if (rows > 0)

@@ -6,8 +6,8 @@
  * multiply-adds: per 16 rows of a panel two ldp bring x[p..p+16), eight ld1 bring the 128
  * weights (two rows each), and 32 fmla by lane use them — 21.5 instructions per 64
  * multiply-adds (23 with 8 rows an iteration), where the GEMM's one-row tile (A packed,
- * a scalar load per row) spends 36. Rows go round-robin to four accumulator pairs so the fmla latency never bounds the
- * loop. The k loop is assembly (GCC's unrolling of the same C spends register moves per
+ * a scalar load per row) spends 36. Rows go round-robin to four accumulator pairs so the
+ * fmla latency never bounds the loop. The k loop is assembly (GCC's unrolling of the same C spends register moves per
  * accumulator); the epilogue is the GEMM kernel's (f32_gemm_epilogue__neon.h). Columns
  * past n come from the panel's zero fill and are not stored.
  */

@@ -3,10 +3,10 @@
  * step: each row's 16 columns (and the 17th a 3-wide window reaches) folded down the
  * rows in two vectors, split into the even and the odd columns by shuffles, the even
  * ones moved down a lane for the third column; rows of 4 to 7 outputs 4 a step with SSE,
- * shorter ones by the scalar kernel. Each output folds the same columns in the same order as the scalar kernel,
- * so the bits are its bits. Against the per-row path (a vertical combine of whole rows,
- * then the windows' loop, compiled for SSE2), in the models: SqueezeNet's three max
- * pools 0.68x the time, Inception v1's thirteen 0.80x (README).
+ * shorter ones by the scalar kernel. Each output folds the same columns in the same order
+ * as the scalar kernel, so the bits are its bits. Against the per-row path (a vertical
+ * combine of whole rows, then the windows' loop, compiled for SSE2), in the models:
+ * SqueezeNet's three max pools 0.68x the time, Inception v1's thirteen 0.80x (README).
  */
 #include "kernels/kernels.h"
 
@@ -14,7 +14,8 @@
 
 static inline __m256 fold8(__m256 held, __m256 next, int is_max)
 {
-    return is_max ? _mm256_max_ps(next, held) : _mm256_add_ps(held, next); /* max: next > held */
+    /* max_ps(next, held) is next > held ? next : held: a NaN held stays (kernels.h) */
+    return is_max ? _mm256_max_ps(next, held) : _mm256_add_ps(held, next);
 }
 
 static inline __m128 fold4(__m128 held, __m128 next, int is_max)
@@ -34,8 +35,9 @@ static inline __m256 every_other(__m256 lo, __m256 hi, int odd)
     return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(s), 0xD8));
 }
 
-static inline __attribute__((always_inline)) void eight(const float *const *rows, size_t kh, size_t kw, int is_max,
-                         float divisor, size_t i, float *y)
+/* Outputs [i, i + 8). */
+static EMBER_ALWAYS_INLINE void eight(const float *const *rows, size_t kh, size_t kw,
+                                      int is_max, float divisor, size_t i, float *y)
 {
     const float *r = rows[0] + 2 * i;
     __m256 lo = _mm256_loadu_ps(r), hi = _mm256_loadu_ps(r + 8);
@@ -58,8 +60,9 @@ static inline __attribute__((always_inline)) void eight(const float *const *rows
     _mm256_storeu_ps(y + i, is_max ? v : _mm256_div_ps(v, _mm256_set1_ps(divisor)));
 }
 
-static inline __attribute__((always_inline)) void four(const float *const *rows, size_t kh, size_t kw, int is_max,
-                        float divisor, size_t i, float *y)
+/* Outputs [i, i + 4): eight's steps at half the width. */
+static EMBER_ALWAYS_INLINE void four(const float *const *rows, size_t kh, size_t kw, int is_max,
+                                     float divisor, size_t i, float *y)
 {
     const float *r = rows[0] + 2 * i;
     __m128 lo = _mm_loadu_ps(r), hi = _mm_loadu_ps(r + 4);
@@ -81,8 +84,8 @@ static inline __attribute__((always_inline)) void four(const float *const *rows,
 /* The loops with is_max and kw constant, so each of the four copies has no branch on them.
  * A row that does not end on a whole step ends with one taken back over the outputs before
  * it (they come out the same: y is not read), so only rows under 4 outputs go scalar. */
-static inline __attribute__((always_inline)) void row(size_t n, const float *const *rows, size_t kh, size_t kw, int is_max,
-                       float divisor, float *y)
+static EMBER_ALWAYS_INLINE void row(size_t n, const float *const *rows, size_t kh, size_t kw,
+                                    int is_max, float divisor, float *y)
 {
     if (n >= 8) {
         for (size_t i = 0; i + 8 <= n; i += 8)
