@@ -2,7 +2,7 @@
 whole-plane path of stride-1 pools that keep the plane's size (pool_plane.c: 3×3 padded
 by 1, a 5×5 padded unevenly, average with and without the padded cells counted, max), the
 per-row path (3×3 stride 2) and the general loop (dilated). The host's results are checked
-against a direct reference by tests/runtime/test_ops.py."""
+against a direct reference by tests/runtime/test_ops_pool.py."""
 import os
 
 import numpy as np
