@@ -254,7 +254,7 @@ typedef struct ember_f32_gemm_kernel {
 #define EMBER_F32_GEMM_KERNELS(X)                                                          \
     EMBER_F32_GEMM_KERNELS_GENERIC(X)                                                      \
     X(f32_gemm_6x16__avx2_fma, 6, 16, EMBER_ISA_AVX2_FMA, INDIRECT, f32_gemv__avx2_fma)    \
-    X(f32_gemm_8x32__avx512f, 8, 32, EMBER_ISA_AVX512F, NONE, f32_gemv__avx2_fma)
+    X(f32_gemm_8x32__avx512f, 8, 32, EMBER_ISA_AVX512F, INDIRECT, f32_gemv__avx2_fma)
 #elif defined(__aarch64__)
 #define EMBER_F32_GEMM_KERNELS(X)                                                          \
     EMBER_F32_GEMM_KERNELS_GENERIC(X)                                                      \

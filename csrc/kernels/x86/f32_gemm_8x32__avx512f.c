@@ -8,6 +8,10 @@
  * 8 broadcasts, 16 FMAs — 16 independent chains cover the FMA latency on two ports, with
  * loads to spare. A taller tile would not be faster and would waste more at m edges.
  *
+ * Two entry points share one body, as in the AVX2 kernel: B from a packed panel, or B
+ * read in place, row p at b + offsets[p] (the implicit GEMM of a convolution: kernels.h).
+ * Without the in-place form, an AVX-512 machine ran every k×k conv through im2col.
+ *
  * Tails: panels read exactly (k*8 and k*32 floats); rows ≥ m computed, never loaded or
  * stored; columns ≥ n masked off with k-masks (masked loads and stores neither touch nor
  * fault on masked-off addresses). No alignment is assumed.
@@ -17,6 +21,9 @@
 #include <immintrin.h>
 
 enum { MR = 8, NR = 32 };
+
+/* Row p of B: packed (offsets NULL, the branch folds away) or in place. */
+#define B_ROW(b, offsets, p) ((offsets) ? (b) + (offsets)[p] : (b) + (p) * NR)
 
 /* v · clamp(v · alpha + beta, lo, hi), each step rounded (no FMA), the clamp as max
  * then min: a NaN survives both. */
@@ -51,45 +58,77 @@ static inline void store_row(__m512 lo, __m512 hi, float *c, float bias_row, __m
     _mm512_mask_storeu_ps(c + 16, mask_hi, hi);
 }
 
-void ember_f32_gemm_8x32__avx512f(size_t m, size_t n, size_t k, const float *a,
-                                  const float *b, float *c, size_t c_row_stride,
-                                  const ember_f32_gemm_params *params)
+/* A tile of one row (M = 1: a recurrent step, a one-frame layer): k unrolled by 4 into 8
+ * accumulators, as the AVX2 kernel's, so the FMA latency is not the bound. */
+static inline __attribute__((always_inline)) void
+one_row(size_t k, const float *a, const float *b, const int32_t *offsets, __m512 *lo,
+        __m512 *hi)
+{
+    __m512 l0 = _mm512_setzero_ps(), h0 = l0, l1 = l0, h1 = l0;
+    __m512 l2 = l0, h2 = l0, l3 = l0, h3 = l0;
+    size_t p = 0;
+    for (; p + 4 <= k; p += 4, a += 4 * MR) {
+        const float *b0 = B_ROW(b, offsets, p), *b1 = B_ROW(b, offsets, p + 1);
+        const float *b2 = B_ROW(b, offsets, p + 2), *b3 = B_ROW(b, offsets, p + 3);
+        __m512 ai = _mm512_set1_ps(a[0]);
+        l0 = _mm512_fmadd_ps(ai, _mm512_loadu_ps(b0), l0);
+        h0 = _mm512_fmadd_ps(ai, _mm512_loadu_ps(b0 + 16), h0);
+        ai = _mm512_set1_ps(a[MR]);
+        l1 = _mm512_fmadd_ps(ai, _mm512_loadu_ps(b1), l1);
+        h1 = _mm512_fmadd_ps(ai, _mm512_loadu_ps(b1 + 16), h1);
+        ai = _mm512_set1_ps(a[2 * MR]);
+        l2 = _mm512_fmadd_ps(ai, _mm512_loadu_ps(b2), l2);
+        h2 = _mm512_fmadd_ps(ai, _mm512_loadu_ps(b2 + 16), h2);
+        ai = _mm512_set1_ps(a[3 * MR]);
+        l3 = _mm512_fmadd_ps(ai, _mm512_loadu_ps(b3), l3);
+        h3 = _mm512_fmadd_ps(ai, _mm512_loadu_ps(b3 + 16), h3);
+    }
+    for (; p < k; p++, a += MR) {
+        const float *bp = B_ROW(b, offsets, p);
+        const __m512 ai = _mm512_set1_ps(a[0]);
+        l0 = _mm512_fmadd_ps(ai, _mm512_loadu_ps(bp), l0);
+        h0 = _mm512_fmadd_ps(ai, _mm512_loadu_ps(bp + 16), h0);
+    }
+    *lo = _mm512_add_ps(_mm512_add_ps(l0, l1), _mm512_add_ps(l2, l3));
+    *hi = _mm512_add_ps(_mm512_add_ps(h0, h1), _mm512_add_ps(h2, h3));
+}
+
+/* Row i of the tile: A[i][p] by the k step's B row (b0, b1) into (lo, hi). */
+#define FMA_ROW(i, lo, hi)                                                                   \
+    ai = _mm512_set1_ps(a[i]);                                                               \
+    lo = _mm512_fmadd_ps(ai, b0, lo);                                                        \
+    hi = _mm512_fmadd_ps(ai, b1, hi);
+
+static inline __attribute__((always_inline)) void
+tile(size_t m, size_t n, size_t k, const float *a, const float *b, const int32_t *offsets,
+     float *c, size_t c_row_stride, const ember_f32_gemm_params *params)
 {
     __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00;
     __m512 c20 = c00, c21 = c00, c30 = c00, c31 = c00;
     __m512 c40 = c00, c41 = c00, c50 = c00, c51 = c00;
     __m512 c60 = c00, c61 = c00, c70 = c00, c71 = c00;
 
-    for (size_t p = 0; p < k; p++) {
-        const __m512 b0 = _mm512_loadu_ps(b);
-        const __m512 b1 = _mm512_loadu_ps(b + 16);
-        b += NR;
-        __m512 ai = _mm512_set1_ps(a[0]);
-        c00 = _mm512_fmadd_ps(ai, b0, c00);
-        c01 = _mm512_fmadd_ps(ai, b1, c01);
-        ai = _mm512_set1_ps(a[1]);
-        c10 = _mm512_fmadd_ps(ai, b0, c10);
-        c11 = _mm512_fmadd_ps(ai, b1, c11);
-        ai = _mm512_set1_ps(a[2]);
-        c20 = _mm512_fmadd_ps(ai, b0, c20);
-        c21 = _mm512_fmadd_ps(ai, b1, c21);
-        ai = _mm512_set1_ps(a[3]);
-        c30 = _mm512_fmadd_ps(ai, b0, c30);
-        c31 = _mm512_fmadd_ps(ai, b1, c31);
-        ai = _mm512_set1_ps(a[4]);
-        c40 = _mm512_fmadd_ps(ai, b0, c40);
-        c41 = _mm512_fmadd_ps(ai, b1, c41);
-        ai = _mm512_set1_ps(a[5]);
-        c50 = _mm512_fmadd_ps(ai, b0, c50);
-        c51 = _mm512_fmadd_ps(ai, b1, c51);
-        ai = _mm512_set1_ps(a[6]);
-        c60 = _mm512_fmadd_ps(ai, b0, c60);
-        c61 = _mm512_fmadd_ps(ai, b1, c61);
-        ai = _mm512_set1_ps(a[7]);
-        c70 = _mm512_fmadd_ps(ai, b0, c70);
-        c71 = _mm512_fmadd_ps(ai, b1, c71);
-        a += MR;
+    /* Tiles of two to four rows skip the FMAs of the rows they do not store. Each sum
+     * runs over k in order in both loops, so a row's bits do not depend on the tile it
+     * falls in (the AVX2 kernel's rule: tests/stream tiles pulses otherwise than the
+     * whole signal). */
+    if (m == 1)
+        one_row(k, a, b, offsets, &c00, &c01);
+    for (size_t p = 0; m > 1 && m <= 4 && p < k; p++, a += MR) {
+        const float *bp = B_ROW(b, offsets, p);
+        const __m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_loadu_ps(bp + 16);
+        __m512 ai;
+        FMA_ROW(0, c00, c01) FMA_ROW(1, c10, c11) FMA_ROW(2, c20, c21) FMA_ROW(3, c30, c31)
     }
+#pragma GCC unroll 2
+    for (size_t p = 0; m > 4 && p < k; p++, a += MR) {
+        const float *bp = B_ROW(b, offsets, p);
+        const __m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_loadu_ps(bp + 16);
+        __m512 ai;
+        FMA_ROW(0, c00, c01) FMA_ROW(1, c10, c11) FMA_ROW(2, c20, c21) FMA_ROW(3, c30, c31)
+        FMA_ROW(4, c40, c41) FMA_ROW(5, c50, c51) FMA_ROW(6, c60, c61) FMA_ROW(7, c70, c71)
+    }
+#undef FMA_ROW
 
     const __mmask16 mask_lo = n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1);
     const __mmask16 mask_hi =
@@ -119,4 +158,21 @@ void ember_f32_gemm_8x32__avx512f(size_t m, size_t n, size_t k, const float *a,
     EMBER_ROW(6, c60, c61)
     EMBER_ROW(7, c70, c71)
 #undef EMBER_ROW
+}
+
+void ember_f32_gemm_8x32__avx512f(size_t m, size_t n, size_t k, const float *a,
+                                  const float *b, float *c, size_t c_row_stride,
+                                  const ember_f32_gemm_params *params)
+{
+    tile(m, n, k, a, b, NULL, c, c_row_stride, params);
+}
+
+void ember_f32_gemm_8x32__avx512f_indirect(size_t m, size_t n, size_t k, const float *a,
+                                           const float *b, const int32_t *offsets, float *c,
+                                           size_t c_row_stride,
+                                           const ember_f32_gemm_params *params)
+{
+    if (offsets == NULL) /* the driver always passes a table (kernels.h) */
+        __builtin_unreachable();
+    tile(m, n, k, a, b, offsets, c, c_row_stride, params);
 }
