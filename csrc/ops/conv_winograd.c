@@ -189,6 +189,21 @@ static size_t work_floats(const conv_prepared *p)
     return input > output ? input : output;
 }
 
+/* Floats between the V_ξ of a block and between the M_ξ of `rows` channels × `count`
+ * tiles: an odd number of cache lines, as between the U_ξ. The transforms walk all 16 at
+ * once, and whole panels made the strides multiples of 4 KiB (AVX-512's 8 × 32 tiles:
+ * 64 rows × 224 tiles is 14 × 4 KiB), so the 16 streams fell in one set of L1: a 3×3
+ * 64 -> 192 conv at 56×56 spent 29% of its time in the output transform. */
+static size_t v_xi_stride(const conv_prepared *p)
+{
+    return ember_conv_padded_stride(v_floats(p, (size_t)p->winograd_block));
+}
+
+static size_t m_xi_stride(int64_t rows, size_t count)
+{
+    return ember_conv_padded_stride((size_t)rows * count);
+}
+
 /* Floats between the U_ξ (the filter transform writes all 16 at once). */
 static size_t u_stride(const conv_prepared *p)
 {
@@ -203,8 +218,8 @@ void ember_conv_winograd_prepare(conv_prepared *p, const ember_f32_winograd_kern
     p->winograd_kernel = kernel;
     p->winograd_rows = filter_rows(p);
     p->winograd_block = (int64_t)block_tiles(p, p->winograd_rows);
-    *scratch_bytes = (16 * v_floats(p, (size_t)p->winograd_block) +
-                      16 * (size_t)(p->winograd_rows * p->winograd_block) +
+    *scratch_bytes = (16 * v_xi_stride(p) +
+                      16 * m_xi_stride(p->winograd_rows, (size_t)p->winograd_block) +
                       16 * u_stride(p) + work_floats(p)) *
                      sizeof(float);
 }
@@ -388,15 +403,15 @@ static void run_block(const conv_prepared *p, const float *filter, const float *
         const float *next = filter + (size_t)(o0 + rows) / mr * panel_floats(p);
         const size_t next_bytes = ((size_t)next_rows + mr - 1) / mr * panel_floats(p) *
                                   sizeof(float);
-        const size_t m_stride = (size_t)rows * count;
+        const size_t m_step = m_xi_stride(rows, count);
         transform_filter(p, filter, o0, rows, u);
         for (size_t xi = 0; xi < 16; xi++) {
             EMBER_PREFETCH_PART(next, next_bytes, xi, 16, 2); /* into L2 (x86 only) */
             ember_f32_gemm_packed(p->kernel, (size_t)rows, count, k, u + xi * u_stride(p),
-                                  v + xi * v_stride, m + xi * m_stride, count * sizeof(float),
+                                  v + xi * v_stride, m + xi * m_step, count * sizeof(float),
                                   &plain);
         }
-        transform_output(p, m, m_stride, o0, rows, first, count, bias, residual, out, work);
+        transform_output(p, m, m_step, o0, rows, first, count, bias, residual, out, work);
     }
 }
 
@@ -405,9 +420,9 @@ void ember_conv_winograd_run(const conv_prepared *p, const float *in, const floa
                              float *scratch)
 {
     const size_t block = (size_t)p->winograd_block, tiles = tiles_of(p);
-    const size_t v_stride = v_floats(p, block);
+    const size_t v_stride = v_xi_stride(p);
     float *v = scratch, *m = v + 16 * v_stride;
-    float *u = m + 16 * (size_t)(p->winograd_rows * p->winograd_block);
+    float *u = m + 16 * m_xi_stride(p->winograd_rows, block);
     float *work = u + 16 * u_stride(p);
     for (size_t first = 0; first < tiles; first += block) {
         const size_t count = tiles - first < block ? tiles - first : block;
