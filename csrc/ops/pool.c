@@ -388,19 +388,44 @@ static ember_status pool_prepare(ember_prepare_context *ctx, void **out)
     return EMBER_OK;
 }
 
-/* One output row of a step-2 pool whose windows all lie inside their row, through the
- * f32_pool_row kernel straight from the window's rows inside the plane: no combined row.
- * (Rows with border windows keep the per-row path: at 7-14 columns, as ShuffleNet's
- * padded average pools have, its combined row serves the borders for less.) */
+/* The first n outputs of a row of a step-2 pool, whose windows lie inside the row,
+ * through the f32_pool_row kernel straight from the window's rows inside the plane: no
+ * combined row. (Rows with windows left of the row keep the per-row path: at 7-14
+ * columns, as ShuffleNet's padded average pools have, its combined row serves the borders
+ * for less.) */
 static void step2_row(ember_f32_pool_row_fn kernel, const float *in, int64_t in_w,
-                      int64_t rows, int64_t kh, int64_t kw, int64_t out_w, int is_max,
+                      int64_t rows, int64_t kh, int64_t kw, int64_t n, int is_max,
                       int divide_inside, int normalize, float *out)
 {
     const float *row[EMBER_F32_POOL_ROW_MAX_KH];
     for (int64_t t = 0; t < rows; t++)
         row[t] = in + t * in_w;
     const float divisor = normalize ? (float)(divide_inside ? rows * kw : kh * kw) : 1.0f;
-    kernel((size_t)out_w, row, (size_t)rows, (size_t)kw, is_max, divisor, out);
+    kernel((size_t)n, row, (size_t)rows, (size_t)kw, is_max, divisor, out);
+}
+
+/* The output whose window starts at column `left` of `rows` rows (at least one) and which
+ * padding cuts short on the right, straight from the rows: each column's rows combined
+ * first, then the columns, as the per-row path's combined row does, so the bits are its. */
+static float cut_window(const float *in, int64_t in_w, int64_t rows, int64_t left,
+                        int64_t kw, int64_t kh, int is_max, int divide_inside, int normalize)
+{
+    int64_t lo_w, hi_w;
+    cells_inside(left, kw, 1, in_w, &lo_w, &hi_w);
+    float v = is_max ? -INFINITY : 0.0f;
+    for (int64_t j = left + lo_w; j <= left + hi_w; j++) {
+        float cell = in[j];
+        for (int64_t r = 1; r < rows; r++) {
+            const float next = in[r * in_w + j];
+            cell = is_max ? (next > cell ? next : cell) : cell + next;
+        }
+        v = is_max ? (cell > v ? cell : v) : v + cell;
+    }
+    if (!normalize)
+        return v;
+    const int64_t inside = hi_w >= lo_w ? rows * (hi_w - lo_w + 1) : 0;
+    const int64_t divisor = divide_inside ? inside : kh * kw;
+    return divisor > 0 ? v / (float)divisor : 0.0f;
 }
 
 static void pool_planar_rows(const pool_attributes *a, int variant, const ember_tensor *x,
@@ -418,8 +443,10 @@ static void pool_planar_rows(const pool_attributes *a, int variant, const ember_
     int64_t last = in_w - kw + pw < 0 ? -1 : (in_w - kw + pw) / sw;
     if (last > out_w - 1)
         last = out_w - 1;
-    /* the kernel when every window of a row lies inside it (the prepared rule: none left) */
-    const ember_f32_pool_row_fn kernel = last == out_w - 1 ? step2 : NULL;
+    /* the kernel for the windows inside the row (the prepared rule: none left of it); the
+     * few right of it, which padding cuts short (Inception v2's 3×3 step-2 max pools end
+     * on one), one by one */
+    const ember_f32_pool_row_fn kernel = last >= 0 ? step2 : NULL;
     for (int64_t p = 0; p < planes; p++) {
         const float *in = (const float *)x->data + p * in_h * in_w;
         float *out = (float *)y->data + p * out_h * out_w;
@@ -428,14 +455,18 @@ static void pool_planar_rows(const pool_attributes *a, int variant, const ember_
             int64_t lo_h, hi_h;
             cells_inside(top, kh, 1, in_h, &lo_h, &hi_h);
             const int64_t rows = hi_h >= lo_h ? hi_h - lo_h + 1 : 0;
+            const float *window_rows = rows > 0 ? in + (top + lo_h) * in_w : in;
+            int64_t ow = 0;
             if (kernel != NULL && rows > 0) {
-                step2_row(kernel, in + (top + lo_h) * in_w, in_w, rows, kh, kw, out_w,
-                          is_max, divide_inside, normalize, out);
+                step2_row(kernel, window_rows, in_w, rows, kh, kw, last + 1, is_max,
+                          divide_inside, normalize, out);
+                for (ow = last + 1; ow < out_w; ow++)
+                    out[ow] = cut_window(window_rows, in_w, rows, ow * sw - pw, kw, kh, is_max,
+                                         divide_inside, normalize);
                 continue;
             }
             if (rows > 0)
-                ember_pool_combine_rows(acc, in + (top + lo_h) * in_w, in_w, rows, in_w, is_max);
-            int64_t ow = 0;
+                ember_pool_combine_rows(acc, window_rows, in_w, rows, in_w, is_max);
             /* Border outputs (window partly outside the row) by the general loop below;
              * the interior of 2- and 3-wide max windows straight. */
             if (is_max && rows > 0 && first <= last && (kw == 2 || kw == 3)) {
