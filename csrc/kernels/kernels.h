@@ -246,15 +246,14 @@ typedef struct ember_f32_gemm_kernel {
 /* X(name, mr, nr, isa, indirect, gemv): the kernels of this build, best last within each
  * ISA family; `indirect` is INDIRECT(name) or NONE; `gemv` names the GEMV kernel for
  * this kernel's panels (f32_gemv__scalar serves any nr, f32_gemv__avx2_fma nr % 16 = 0,
- * the NEON ones nr = 8). The AVX-512 kernel shares the AVX2 GEMV: a vector is too short
- * for wider lanes to pay, and that GEMV is tested on every x86 machine. */
+ * f32_gemv__avx512f nr % 32 = 0, the NEON ones nr = 8). */
 #define EMBER_F32_GEMM_KERNELS_GENERIC(X)                                                  \
     X(f32_gemm_4x4__scalar, 4, 4, EMBER_ISA_SCALAR, INDIRECT, f32_gemv__scalar)
 #if defined(__x86_64__) || defined(_M_X64)
 #define EMBER_F32_GEMM_KERNELS(X)                                                          \
     EMBER_F32_GEMM_KERNELS_GENERIC(X)                                                      \
     X(f32_gemm_6x16__avx2_fma, 6, 16, EMBER_ISA_AVX2_FMA, INDIRECT, f32_gemv__avx2_fma)    \
-    X(f32_gemm_8x32__avx512f, 8, 32, EMBER_ISA_AVX512F, INDIRECT, f32_gemv__avx2_fma)
+    X(f32_gemm_8x32__avx512f, 8, 32, EMBER_ISA_AVX512F, INDIRECT, f32_gemv__avx512f)
 #elif defined(__aarch64__)
 #define EMBER_F32_GEMM_KERNELS(X)                                                          \
     EMBER_F32_GEMM_KERNELS_GENERIC(X)                                                      \

@@ -36,6 +36,8 @@ static float uniform(void)
 /* The panel widths a GEMV kernel serves (kernels.h, the X list's comment). */
 static int serves(const char *gemv_name, size_t nr)
 {
+    if (strstr(gemv_name, "avx512"))
+        return nr % 32 == 0;
     if (strstr(gemv_name, "avx2"))
         return nr % 16 == 0;
     if (strstr(gemv_name, "neon"))
