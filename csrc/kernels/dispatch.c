@@ -127,8 +127,8 @@ const char *ember_isa_name(ember_isa isa)
 
 #define INDIRECT(name) ember_##name##_indirect
 #define NONE(name) NULL
-#define EMBER_F32_GEMM_ENTRY(name, mr, nr, isa, indirect, gemv)                            \
-    {#name, mr, nr, isa, ember_##name, indirect(name), #gemv, ember_##gemv},
+#define EMBER_F32_GEMM_ENTRY(name, mr, nr, narrow_nr, isa, indirect, gemv)                 \
+    {#name, mr, nr, narrow_nr, isa, ember_##name, indirect(name), #gemv, ember_##gemv},
 const ember_f32_gemm_kernel ember_f32_gemm_kernels[] = {
     EMBER_F32_GEMM_KERNELS(EMBER_F32_GEMM_ENTRY)
 };

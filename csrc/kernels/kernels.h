@@ -236,6 +236,8 @@ typedef void (*ember_f32_gemv_fn)(size_t nr, size_t n, size_t k, const float *x,
 typedef struct ember_f32_gemm_kernel {
     const char *name; /* "f32_gemm_6x16__avx2_fma" */
     size_t mr, nr;
+    size_t narrow_nr; /* a tile of at most this many columns runs a narrow path costing
+                         narrow_nr / nr of a whole one (AVX-512's 16 of 32); else nr */
     ember_isa isa;
     ember_f32_gemm_ukernel_fn fn;
     ember_f32_gemm_indirect_fn indirect; /* NULL: this kernel has no in-place B form */
@@ -243,33 +245,33 @@ typedef struct ember_f32_gemm_kernel {
     ember_f32_gemv_fn gemv;              /* over this kernel's packed B (never NULL) */
 } ember_f32_gemm_kernel;
 
-/* X(name, mr, nr, isa, indirect, gemv): the kernels of this build, best last within each
+/* X(name, mr, nr, narrow_nr, isa, indirect, gemv): the kernels of this build, best last within each
  * ISA family; `indirect` is INDIRECT(name) or NONE; `gemv` names the GEMV kernel for
  * this kernel's panels (f32_gemv__scalar serves any nr, f32_gemv__avx2_fma nr % 16 = 0,
  * f32_gemv__avx512f nr % 32 = 0, the NEON ones nr = 8). */
 #define EMBER_F32_GEMM_KERNELS_GENERIC(X)                                                  \
-    X(f32_gemm_4x4__scalar, 4, 4, EMBER_ISA_SCALAR, INDIRECT, f32_gemv__scalar)
+    X(f32_gemm_4x4__scalar, 4, 4, 4, EMBER_ISA_SCALAR, INDIRECT, f32_gemv__scalar)
 #if defined(__x86_64__) || defined(_M_X64)
 #define EMBER_F32_GEMM_KERNELS(X)                                                          \
     EMBER_F32_GEMM_KERNELS_GENERIC(X)                                                      \
-    X(f32_gemm_6x16__avx2_fma, 6, 16, EMBER_ISA_AVX2_FMA, INDIRECT, f32_gemv__avx2_fma)    \
-    X(f32_gemm_8x32__avx512f, 8, 32, EMBER_ISA_AVX512F, INDIRECT, f32_gemv__avx512f)
+    X(f32_gemm_6x16__avx2_fma, 6, 16, 16, EMBER_ISA_AVX2_FMA, INDIRECT, f32_gemv__avx2_fma) \
+    X(f32_gemm_8x32__avx512f, 8, 32, 16, EMBER_ISA_AVX512F, INDIRECT, f32_gemv__avx512f)
 #elif defined(__aarch64__)
 #define EMBER_F32_GEMM_KERNELS(X)                                                          \
     EMBER_F32_GEMM_KERNELS_GENERIC(X)                                                      \
-    X(f32_gemm_8x8__neon_aarch64, 8, 8, EMBER_ISA_NEON_AARCH64, INDIRECT,                  \
+    X(f32_gemm_8x8__neon_aarch64, 8, 8, 8, EMBER_ISA_NEON_AARCH64, INDIRECT,                  \
       f32_gemv__neon_aarch64)
 #elif defined(__arm__) && defined(__ARM_NEON)
 #define EMBER_F32_GEMM_KERNELS(X)                                                          \
     EMBER_F32_GEMM_KERNELS_GENERIC(X)                                                      \
-    X(f32_gemm_4x8__neon_armv7, 4, 8, EMBER_ISA_NEON_ARMV7, INDIRECT, f32_gemv__neon_armv7)
+    X(f32_gemm_4x8__neon_armv7, 4, 8, 8, EMBER_ISA_NEON_ARMV7, INDIRECT, f32_gemv__neon_armv7)
 #else
 #define EMBER_F32_GEMM_KERNELS(X) EMBER_F32_GEMM_KERNELS_GENERIC(X)
 #endif
 
 /* A kernel without an in-place form declares one it does not define: never referenced.
  * A GEMV kernel shared by two GEMM kernels is declared twice, which C allows. */
-#define EMBER_DECLARE_F32_GEMM(name, mr, nr, isa, indirect, gemv)                          \
+#define EMBER_DECLARE_F32_GEMM(name, mr, nr, narrow_nr, isa, indirect, gemv)                          \
     void ember_##name(size_t m, size_t n, size_t k, const float *a, const float *b, float *c, \
                       size_t c_row_stride, const ember_f32_gemm_params *params);           \
     void ember_##name##_indirect(size_t m, size_t n, size_t k, const float *a,             \

@@ -145,12 +145,21 @@ int ember_conv_lay_out_bands(conv_prepared *p, int64_t rows)
     return 1;
 }
 
-/* Whether one GEMM per output row (n = out_w) takes no more tiles than one over the band's
- * wide output: then its rows are written in place, with no copy out. */
+/* The columns the kernel multiplies for n columns: whole tiles, the last one narrow when
+ * it fits the kernel's narrow path (AVX-512: 112 pixels cost 3 tiles and a half). */
+static int64_t tile_columns(const conv_prepared *p, int64_t n)
+{
+    const int64_t nr = (int64_t)p->kernel->nr, narrow = (int64_t)p->kernel->narrow_nr;
+    const int64_t rest = n % nr;
+    return n - rest + (rest == 0 ? 0 : rest <= narrow ? narrow : nr);
+}
+
+/* Whether one GEMM per output row (n = out_w) multiplies no more columns than one over the
+ * band's wide output: then its rows are written in place, with no copy out. */
 static int rows_direct_pays(const conv_prepared *p)
 {
-    const int64_t nr = (int64_t)p->kernel->nr, rows = p->band_rows, out_w = p->out_dims[1];
-    return rows * ((out_w + nr - 1) / nr) <= ((rows - 1) * p->band_width + out_w + nr - 1) / nr;
+    const int64_t rows = p->band_rows, out_w = p->out_dims[1];
+    return rows * tile_columns(p, out_w) <= tile_columns(p, (rows - 1) * p->band_width + out_w);
 }
 
 /* Whether the conv runs this way, and then its band geometry, offsets and scratch (with a

@@ -109,24 +109,41 @@ tile(size_t m, size_t n, size_t k, const float *a, const float *b, const int32_t
     __m512 c60 = c00, c61 = c00, c70 = c00, c71 = c00;
 
     /* Tiles of two to four rows skip the FMAs of the rows they do not store. Each sum
-     * runs over k in order in both loops, so a row's bits do not depend on the tile it
-     * falls in (the AVX2 kernel's rule: tests/stream tiles pulses otherwise than the
-     * whole signal). */
-    if (m == 1)
+     * runs over k in order in every loop but one_row's, so a row's bits do not depend on
+     * the tile it falls in (the AVX2 kernel's rule: tests/stream tiles pulses otherwise
+     * than the whole signal). */
+    if (m == 1) {
         one_row(k, a, b, offsets, &c00, &c01);
-    for (size_t p = 0; m > 1 && m <= 4 && p < k; p++, a += MR) {
-        const float *bp = B_ROW(b, offsets, p);
-        const __m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_loadu_ps(bp + 16);
-        __m512 ai;
-        FMA_ROW(0, c00, c01) FMA_ROW(1, c10, c11) FMA_ROW(2, c20, c21) FMA_ROW(3, c30, c31)
-    }
+    } else if (n <= NR / 2) {
+        /* Tiles of 16 columns or fewer (a row of 112 or 48 pixels ends on one, a plane of
+         * 28×28 too) multiply-add the low vector only: half the FMAs, the same sums. */
+        for (size_t p = 0; p < k; p++, a += MR) {
+            const __m512 b0 = _mm512_loadu_ps(B_ROW(b, offsets, p));
+            c00 = _mm512_fmadd_ps(_mm512_set1_ps(a[0]), b0, c00);
+            c10 = _mm512_fmadd_ps(_mm512_set1_ps(a[1]), b0, c10);
+            c20 = _mm512_fmadd_ps(_mm512_set1_ps(a[2]), b0, c20);
+            c30 = _mm512_fmadd_ps(_mm512_set1_ps(a[3]), b0, c30);
+            c40 = _mm512_fmadd_ps(_mm512_set1_ps(a[4]), b0, c40);
+            c50 = _mm512_fmadd_ps(_mm512_set1_ps(a[5]), b0, c50);
+            c60 = _mm512_fmadd_ps(_mm512_set1_ps(a[6]), b0, c60);
+            c70 = _mm512_fmadd_ps(_mm512_set1_ps(a[7]), b0, c70);
+        }
+    } else if (m <= 4) {
+        for (size_t p = 0; p < k; p++, a += MR) {
+            const float *bp = B_ROW(b, offsets, p);
+            const __m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_loadu_ps(bp + 16);
+            __m512 ai;
+            FMA_ROW(0, c00, c01) FMA_ROW(1, c10, c11) FMA_ROW(2, c20, c21) FMA_ROW(3, c30, c31)
+        }
+    } else {
 #pragma GCC unroll 2
-    for (size_t p = 0; m > 4 && p < k; p++, a += MR) {
-        const float *bp = B_ROW(b, offsets, p);
-        const __m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_loadu_ps(bp + 16);
-        __m512 ai;
-        FMA_ROW(0, c00, c01) FMA_ROW(1, c10, c11) FMA_ROW(2, c20, c21) FMA_ROW(3, c30, c31)
-        FMA_ROW(4, c40, c41) FMA_ROW(5, c50, c51) FMA_ROW(6, c60, c61) FMA_ROW(7, c70, c71)
+        for (size_t p = 0; p < k; p++, a += MR) {
+            const float *bp = B_ROW(b, offsets, p);
+            const __m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_loadu_ps(bp + 16);
+            __m512 ai;
+            FMA_ROW(0, c00, c01) FMA_ROW(1, c10, c11) FMA_ROW(2, c20, c21) FMA_ROW(3, c30, c31)
+            FMA_ROW(4, c40, c41) FMA_ROW(5, c50, c51) FMA_ROW(6, c60, c61) FMA_ROW(7, c70, c71)
+        }
     }
 #undef FMA_ROW
 
