@@ -245,8 +245,9 @@ typedef struct ember_f32_gemm_kernel {
     ember_f32_gemv_fn gemv;              /* over this kernel's packed B (never NULL) */
 } ember_f32_gemm_kernel;
 
-/* X(name, mr, nr, narrow_nr, isa, indirect, gemv): the kernels of this build, best last within each
- * ISA family; `indirect` is INDIRECT(name) or NONE; `gemv` names the GEMV kernel for
+/* X(name, mr, nr, narrow_nr, isa, indirect, gemv): the kernels of this build, best last
+ * within each ISA family; `narrow_nr` the widest tile its narrow path takes (nr: none);
+ * `indirect` is INDIRECT(name) or NONE; `gemv` names the GEMV kernel for
  * this kernel's panels (f32_gemv__scalar serves any nr, f32_gemv__avx2_fma nr % 16 = 0,
  * f32_gemv__avx512f nr % 32 = 0, the NEON ones nr = 8). */
 #define EMBER_F32_GEMM_KERNELS_GENERIC(X)                                                  \
@@ -254,24 +255,26 @@ typedef struct ember_f32_gemm_kernel {
 #if defined(__x86_64__) || defined(_M_X64)
 #define EMBER_F32_GEMM_KERNELS(X)                                                          \
     EMBER_F32_GEMM_KERNELS_GENERIC(X)                                                      \
-    X(f32_gemm_6x16__avx2_fma, 6, 16, 16, EMBER_ISA_AVX2_FMA, INDIRECT, f32_gemv__avx2_fma) \
+    X(f32_gemm_6x16__avx2_fma, 6, 16, 16, EMBER_ISA_AVX2_FMA, INDIRECT,                    \
+      f32_gemv__avx2_fma)                                                                  \
     X(f32_gemm_8x32__avx512f, 8, 32, 16, EMBER_ISA_AVX512F, INDIRECT, f32_gemv__avx512f)
 #elif defined(__aarch64__)
 #define EMBER_F32_GEMM_KERNELS(X)                                                          \
     EMBER_F32_GEMM_KERNELS_GENERIC(X)                                                      \
-    X(f32_gemm_8x8__neon_aarch64, 8, 8, 8, EMBER_ISA_NEON_AARCH64, INDIRECT,                  \
+    X(f32_gemm_8x8__neon_aarch64, 8, 8, 8, EMBER_ISA_NEON_AARCH64, INDIRECT,               \
       f32_gemv__neon_aarch64)
 #elif defined(__arm__) && defined(__ARM_NEON)
 #define EMBER_F32_GEMM_KERNELS(X)                                                          \
     EMBER_F32_GEMM_KERNELS_GENERIC(X)                                                      \
-    X(f32_gemm_4x8__neon_armv7, 4, 8, 8, EMBER_ISA_NEON_ARMV7, INDIRECT, f32_gemv__neon_armv7)
+    X(f32_gemm_4x8__neon_armv7, 4, 8, 8, EMBER_ISA_NEON_ARMV7, INDIRECT,                   \
+      f32_gemv__neon_armv7)
 #else
 #define EMBER_F32_GEMM_KERNELS(X) EMBER_F32_GEMM_KERNELS_GENERIC(X)
 #endif
 
 /* A kernel without an in-place form declares one it does not define: never referenced.
  * A GEMV kernel shared by two GEMM kernels is declared twice, which C allows. */
-#define EMBER_DECLARE_F32_GEMM(name, mr, nr, narrow_nr, isa, indirect, gemv)                          \
+#define EMBER_DECLARE_F32_GEMM(name, mr, nr, narrow_nr, isa, indirect, gemv)               \
     void ember_##name(size_t m, size_t n, size_t k, const float *a, const float *b, float *c, \
                       size_t c_row_stride, const ember_f32_gemm_params *params);           \
     void ember_##name##_indirect(size_t m, size_t n, size_t k, const float *a,             \
