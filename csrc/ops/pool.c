@@ -404,6 +404,16 @@ static void step2_row(ember_f32_pool_row_fn kernel, const float *in, int64_t in_
     kernel((size_t)n, row, (size_t)rows, (size_t)kw, is_max, divisor, out);
 }
 
+/* An average window's sum over its `rows` rows and columns [lo_w, hi_w] inside the
+ * input, divided as the reference divides (the cells inside, or kh · kw). */
+static float window_average(float sum, int64_t rows, int64_t lo_w, int64_t hi_w, int64_t kh,
+                            int64_t kw, int divide_inside)
+{
+    const int64_t inside = hi_w >= lo_w ? rows * (hi_w - lo_w + 1) : 0;
+    const int64_t divisor = divide_inside ? inside : kh * kw;
+    return divisor > 0 ? sum / (float)divisor : 0.0f;
+}
+
 /* The output whose window starts at column `left` of `rows` rows (at least one) and which
  * padding cuts short on the right, straight from the rows: each column's rows combined
  * first, then the columns, as the per-row path's combined row does, so the bits are its. */
@@ -421,11 +431,7 @@ static float cut_window(const float *in, int64_t in_w, int64_t rows, int64_t lef
         }
         v = is_max ? (cell > v ? cell : v) : v + cell;
     }
-    if (!normalize)
-        return v;
-    const int64_t inside = hi_w >= lo_w ? rows * (hi_w - lo_w + 1) : 0;
-    const int64_t divisor = divide_inside ? inside : kh * kw;
-    return divisor > 0 ? v / (float)divisor : 0.0f;
+    return normalize ? window_average(v, rows, lo_w, hi_w, kh, kw, divide_inside) : v;
 }
 
 static void pool_planar_rows(const pool_attributes *a, int variant, const ember_tensor *x,
@@ -502,12 +508,8 @@ static void pool_planar_rows(const pool_attributes *a, int variant, const ember_
                         for (int64_t j = left + lo_w; j <= left + hi_w; j++)
                             v += acc[j];
                 }
-                if (normalize) {
-                    const int64_t inside = hi_w >= lo_w ? rows * (hi_w - lo_w + 1) : 0;
-                    const int64_t divisor = divide_inside ? inside : kh * kw;
-                    v = divisor > 0 ? v / (float)divisor : 0.0f;
-                }
-                out[ow] = v;
+                out[ow] = normalize ? window_average(v, rows, lo_w, hi_w, kh, kw, divide_inside)
+                                    : v;
             }
         }
     }
