@@ -124,7 +124,7 @@ static void bench(const ember_f32_gemm_kernel *kernel, size_t m, size_t n, size_
     for (size_t i = 0; i < n; i++) bias[i] = 0.1f;
     ember_f32_pack_a(kernel->mr, m, k, a, k, 1, pa);
     ember_f32_pack_b(kernel->nr, k, n, b, n, 1, pb);
-    const ember_f32_gemm_params params = {NULL, bias, 0, 0.0f, INFINITY, NULL};
+    const ember_f32_gemm_params params = {.bias_col = bias, .min = 0.0f, .max = INFINITY};
 
     double rates[ROUNDS], shares[ROUNDS];
     ember_f32_gemm_packed(kernel, m, n, k, pa, pb, c, n * sizeof(float), &params); /* warm */

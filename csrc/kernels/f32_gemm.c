@@ -94,21 +94,42 @@ typedef struct pass {
 #define EMBER_F32_GEMM_NEAR_ROW_BYTES 512
 #define EMBER_F32_GEMM_DEEP_PASS 256
 
-/* Rows [i, i + mr) of C's column tile j, prefetched for writing while the tile before
- * it in the walk is multiplied, when C's rows are far apart (above): every column tile
- * starts a new line in each of a block's rows, and the lines the previous column left
- * were evicted by the time the walk came back to them. x86, one process alternating runs:
- * ResNet50 0.96x the time, the other models of the zoo within noise; with rows of any
- * stride, ShuffleNet's small planes took 1.02-1.04x. */
-static EMBER_PREFETCH_ONLY void prefetch_c_tile(const pass *w, size_t i, size_t j)
+/* Rows [i, i + mr) of C's column tile j, `ahead` bytes on, prefetched for writing: the
+ * lines a tile will write when C's rows are far apart. With ahead 0, the next tile of the
+ * walk, while the one before it is multiplied (above): every column tile starts a new
+ * line in each of a block's rows, and the lines the previous column left were evicted by
+ * the time the walk came back to them. x86, one process alternating runs: ResNet50 0.96x
+ * the time, the other models of the zoo within noise; with rows of any stride,
+ * ShuffleNet's small planes took 1.02-1.04x. With params->c_next_bytes, the same tile of
+ * the caller's next GEMM, a whole GEMM ahead (prefetch_next_call). */
+static EMBER_PREFETCH_ONLY void prefetch_c_tile(const pass *w, size_t i, size_t j, size_t ahead)
 {
     const size_t mr = w->kernel->mr, nr = w->kernel->nr;
     const size_t rows = w->m - i < mr ? w->m - i : mr, columns = w->n - j < nr ? w->n - j : nr;
     for (size_t r = i; r < i + rows; r++) {
-        const float *row = (const float *)((const char *)w->c + r * w->c_row_stride) + j;
-        __builtin_prefetch(row, 1, 3);
-        __builtin_prefetch(row + columns - 1, 1, 3);
+        const float *row =
+            (const float *)((const char *)w->c + r * w->c_row_stride + ahead) + j;
+        if (ahead == 0) { /* used next: into L1 */
+            __builtin_prefetch(row, 1, 3);
+            __builtin_prefetch(row + columns - 1, 1, 3);
+        } else { /* a whole GEMM on: into L2, past the operands in L1 */
+            __builtin_prefetch(row, 1, 2);
+            __builtin_prefetch(row + columns - 1, 1, 2);
+        }
     }
+}
+
+/* The tile at (i, j) of the caller's next GEMM, when it said where that is: a conv written
+ * one output row per GEMM (conv_implicit.c) writes a line or two of each of its output
+ * channels per call, dozens of planes apart, more streams than the hardware prefetcher
+ * follows, and each of those lines was read from memory when first stored. Prefetched a
+ * whole GEMM ahead they arrive in time (Cascade Lake, bench_ab: SqueezeNet's stem, 3 -> 64
+ * 3×3 stride 2 at 111×111, K = 27, 0.74x the time, below im2col's 0.77x; the whole model
+ * 0.968-0.977x). */
+static EMBER_PREFETCH_ONLY void prefetch_next_call(const pass *w, size_t i, size_t j)
+{
+    if (EMBER_PREFETCHES && w->last && w->params->c_next_bytes)
+        prefetch_c_tile(w, i, j, w->params->c_next_bytes);
 }
 
 /* The tile at row i, column j. B's column tile j, rows [k0, k0 + k_pass), is the packed
@@ -153,8 +174,9 @@ static void block_of_rows(pass *w, size_t i_block, size_t i_end, int stream_b)
                         EMBER_PREFETCH_PART(w->b + (j + nr) * w->k + w->k0 * nr,
                                             w->k_pass * nr * sizeof(float), t, tiles, 3);
                     if (far_rows)
-                        prefetch_c_tile(w, i, j + nr);
+                        prefetch_c_tile(w, i, j + nr, 0);
                 }
+                prefetch_next_call(w, i, j);
                 tile_at(w, i, j);
             }
         return;
@@ -162,8 +184,10 @@ static void block_of_rows(pass *w, size_t i_block, size_t i_end, int stream_b)
     for (size_t j_span = 0; j_span < w->n; j_span += span) {
         const size_t j_end = w->n - j_span < span ? w->n : j_span + span;
         for (size_t i = i_block; i < i_end; i += mr)
-            for (size_t j = j_span; j < j_end; j += nr)
+            for (size_t j = j_span; j < j_end; j += nr) {
+                prefetch_next_call(w, i, j);
                 tile_at(w, i, j);
+            }
     }
 }
 

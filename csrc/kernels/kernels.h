@@ -179,6 +179,10 @@ typedef struct ember_f32_gemm_params {
     int accumulate;        /* nonzero: add the product to what C holds */
     float min, max;        /* clamp of the result: -INFINITY/INFINITY for none, 0/6 for ReLU6 */
     const ember_f32_hard_swish *hard_swish; /* after the clamp, or NULL (GEMV: ignored) */
+    /* Driver only, 0 for none: bytes from C to the C of the caller's next GEMM of the same
+     * shape (a conv's next output row), whose tiles the driver prefetches for writing as
+     * it multiplies these (ember_f32_gemm_packed / _indirect). Kernels ignore it. */
+    size_t c_next_bytes;
 } ember_f32_gemm_params;
 
 /*

@@ -471,7 +471,8 @@ static void conv_group(const conv_prepared *p, const float *in, const float *fil
         ember_conv_winograd_run(p, in, filter, bias, residual, out, columns);
         return;
     }
-    ember_f32_gemm_params params = {bias, NULL, 0, p->min, p->max, ember_conv_gate(p)};
+    ember_f32_gemm_params params = {
+        .bias_row = bias, .min = p->min, .max = p->max, .hard_swish = ember_conv_gate(p)};
     if (p->implicit) {
         ember_conv_implicit_run(p, in, filter, &params, residual, out, columns);
         return;

@@ -47,9 +47,10 @@ void ember_conv_one_pixel_run(const conv_prepared *p, const float *input, const 
             for (int64_t c = 0; c < p->group_in; c++, in += p->in_pixels)
                 for (int64_t t = 0; t < per_channel; t++, row += mr)
                     *row = p->pixel_taps[t] < 0 ? 0.0f : in[p->pixel_taps[t]];
-            const ember_f32_gemm_params params = {NULL, bias + g * p->group_out,
-                                                  residual != NULL, p->min, p->max,
-                                                  ember_conv_gate(p)};
+            const ember_f32_gemm_params params = {.bias_col = bias + g * p->group_out,
+                                                  .accumulate = residual != NULL,
+                                                  .min = p->min, .max = p->max,
+                                                  .hard_swish = ember_conv_gate(p)};
             ember_f32_gemm_packed(p->kernel, 1, (size_t)p->group_out, (size_t)p->depth, taps,
                                   p->packed_filter + (size_t)g * p->group_filter_floats, out,
                                   (size_t)p->group_out * sizeof(float), &params);
@@ -146,7 +147,7 @@ void ember_conv_few_pixels_run(const conv_prepared *p, const float *in, const fl
     /* A[j][t] = columns[t][j]: pixel j's taps */
     ember_f32_pack_a(p->kernel->mr, n, k, columns, 1, column_stride, panels);
     /* the residual and the clamp are applied in the transpose */
-    const ember_f32_gemm_params params = {NULL, bias, 0, -INFINITY, INFINITY, NULL};
+    const ember_f32_gemm_params params = {.bias_col = bias, .min = -INFINITY, .max = INFINITY};
     const size_t stride = transposed_stride(p);
     ember_f32_gemm_packed(p->kernel, n, m, k, panels, filter, transposed,
                           stride * sizeof(float), &params);

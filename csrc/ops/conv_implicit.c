@@ -42,7 +42,9 @@
  * multiply-adds. im2col copies every tap's row: COPY per column; in place, the band copies
  * each input value once per phase instead of once per tap, but the GEMM runs over the
  * wide columns (the W − out_w past each row, rounded to whole tiles) and each multiply-add
- * costs a share more (the offset table): so with M rows, N columns (nr-rounded):
+ * costs a share more (the offset table): so with M rows, N columns (both counted as the
+ * kernel multiplies them: whole tiles, the last one narrow where the kernel has a narrow
+ * path, tile_columns):
  *
  *   in place pays  ⇔  M·(N_wide·(1 + overhead) − N) < COPY·N·(1 − phases / taps)
  *
@@ -65,15 +67,29 @@
  * at 28×28 3.7-3.9 vs 4.3-4.7 and 96 -> 128 3.1 vs 3.5 [20.2], 256 -> 256 at 56×56 60 vs
  * 68 [25.4]. (The first fit, 32, predates im2col's padded bands and whole-panel packing.)
  */
+/* With narrow tiles counted (AVX-512, 96196d5), a 3×3 conv 64 -> 96 at 14×14 (Inception
+ * v2) went to im2col, which ran it in 0.85x the time (bench_ab, Cascade Lake): its 196
+ * pixels are 6 tiles and a narrow one, its wide output 7 whole tiles. The convs that
+ * stay in place there ran slower through im2col: 128 -> 32 at 28×28 1.39x, the 7×7 stem
+ * 1.15x, 16 -> 64 at 55×55 1.03x, VGG's 3 -> 64 at 224×224 1.02x. */
 #define COPY_COST_X86 8.0
 #define COPY_COST_NEON 15.0
 
+/* The columns the kernel multiplies for n columns: whole tiles, the last one narrow when
+ * it fits the kernel's narrow path (AVX-512: 112 pixels cost 3 tiles and a half). */
+static int64_t tile_columns(const conv_prepared *p, int64_t n)
+{
+    const int64_t nr = (int64_t)p->kernel->nr, narrow = (int64_t)p->kernel->narrow_nr;
+    const int64_t rest = n % nr;
+    return n - rest + (rest == 0 ? 0 : rest <= narrow ? narrow : nr);
+}
+
 static int in_place_pays(const conv_prepared *p, int64_t width, int phases_used)
 {
-    const int64_t nr = (int64_t)p->kernel->nr, mr = (int64_t)p->kernel->mr;
+    const int64_t mr = (int64_t)p->kernel->mr;
     const int64_t rows = (p->group_out + mr - 1) / mr * mr;
-    const int64_t columns = (p->out_pixels + nr - 1) / nr * nr;
-    const int64_t wide = ((p->out_dims[0] - 1) * width + p->out_dims[1] + nr - 1) / nr * nr;
+    const int64_t columns = tile_columns(p, p->out_pixels);
+    const int64_t wide = tile_columns(p, (p->out_dims[0] - 1) * width + p->out_dims[1]);
     const int64_t taps = p->kernel_dims[0] * p->kernel_dims[1];
     /* the offset load and address add: ~1/20 of x86's k step, ~1/12 of NEON's (80
      * instructions per 4 steps against 74) */
@@ -143,15 +159,6 @@ int ember_conv_lay_out_bands(conv_prepared *p, int64_t rows)
                                       x / p->stride[1]);
             }
     return 1;
-}
-
-/* The columns the kernel multiplies for n columns: whole tiles, the last one narrow when
- * it fits the kernel's narrow path (AVX-512: 112 pixels cost 3 tiles and a half). */
-static int64_t tile_columns(const conv_prepared *p, int64_t n)
-{
-    const int64_t nr = (int64_t)p->kernel->nr, narrow = (int64_t)p->kernel->narrow_nr;
-    const int64_t rest = n % nr;
-    return n - rest + (rest == 0 ? 0 : rest <= narrow ? narrow : nr);
 }
 
 /* Whether one GEMM per output row (n = out_w) multiplies no more columns than one over the
@@ -251,11 +258,14 @@ void ember_conv_implicit_run(const conv_prepared *p, const float *in, const floa
         const int64_t rows = out_h - first < p->band_rows ? out_h - first : p->band_rows;
         fill_band(p, in, first, band);
         if (p->rows_direct) {
-            for (int64_t r = 0; r < rows; r++)
+            for (int64_t r = 0; r < rows; r++) {
+                /* the next output row's lines are fetched while this one is computed */
+                gemm.c_next_bytes = first + r + 1 < out_h ? (size_t)out_w * sizeof(float) : 0;
                 ember_f32_gemm_indirect(p->kernel, (size_t)p->group_out, (size_t)out_w,
                                         (size_t)p->depth, filter, band + r * width,
                                         p->b_offsets, out + (first + r) * out_w,
                                         (size_t)p->out_pixels * sizeof(float), &gemm);
+            }
             continue;
         }
         ember_f32_gemm_indirect(p->kernel, (size_t)p->group_out,

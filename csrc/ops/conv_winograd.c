@@ -393,7 +393,7 @@ static void run_block(const conv_prepared *p, const float *filter, const float *
                       size_t v_stride, size_t first, size_t count, const float *bias,
                       const float *residual, float *out, float *m, float *u, float *work)
 {
-    const ember_f32_gemm_params plain = {NULL, NULL, 0, -INFINITY, INFINITY, NULL};
+    const ember_f32_gemm_params plain = {.min = -INFINITY, .max = INFINITY};
     const size_t k = (size_t)p->group_in, mr = p->kernel->mr;
     const int64_t step = p->winograd_rows;
     for (int64_t o0 = 0; o0 < p->group_out; o0 += step) {

@@ -295,7 +295,7 @@ static ember_status matmul_prepare(ember_prepare_context *ctx, void **out)
 static void multiply(const matmul_prepared *p, const float *a, int64_t a_index,
                      const float *packed_b, int64_t rows, float *c, float *a_scratch)
 {
-    const ember_f32_gemm_params base = {NULL, p->bias_col, 0, p->min, p->max, NULL};
+    const ember_f32_gemm_params base = {.bias_col = p->bias_col, .min = p->min, .max = p->max};
     if (rows == 1 && p->packed_a == NULL && (!p->transpose_a || p->m == 1)) {
         /* one row, contiguous either way: a GEMV reads it in place (a one-frame layer) */
         ember_f32_gemm_params params = base;

@@ -411,7 +411,7 @@ static void state_product(const recurrent_prepared *p, const float *rows, float 
 static void add_product(const recurrent_prepared *p, const float *rows, float *packed_h,
                         const float *packed_r, size_t columns, float *z, size_t stride)
 {
-    const ember_f32_gemm_params params = {NULL, NULL, 1, -INFINITY, INFINITY, NULL};
+    const ember_f32_gemm_params params = {.accumulate = 1, .min = -INFINITY, .max = INFINITY};
     state_product(p, rows, packed_h, packed_r, columns, z, stride, &params);
 }
 
@@ -556,7 +556,8 @@ static void run_direction(const ember_node *node, const recurrent_prepared *p,
     fold_bias(in[B], variant, a->linear_before_reset, d, n, bias);
     ember_f32_pack_a(p->kernel->mr, rows, (size_t)p->in, in[X]->data, (size_t)p->in, 1,
                      scratch + p->packed_x);
-    const ember_f32_gemm_params projection = {NULL, bias, 0, -INFINITY, INFINITY, NULL};
+    const ember_f32_gemm_params projection = {.bias_col = bias, .min = -INFINITY,
+                                               .max = INFINITY};
     ember_f32_gemm_packed(p->kernel, rows, gh, (size_t)p->in, scratch + p->packed_x, packed_w,
                           run.projected, gh * sizeof(float), &projection);
     initial_state(in[INITIAL_H], d, batch * n, run.h);

@@ -73,9 +73,11 @@ static void run_case(const gemv_case *c, int nan_in_x)
     y[0] = y[n + 1] = SENTINEL;
     memcpy(y + 1, before, n * sizeof(float));
     const int e = c->epilogue;
-    const ember_f32_gemm_params params = {
-        e & BIAS_ROW ? &bias_row : NULL, e & BIAS_COL ? bias_col : NULL, e & ACCUMULATE,
-        e & CLAMP ? -0.5f : -INFINITY, e & CLAMP ? 0.5f : INFINITY, NULL};
+    const ember_f32_gemm_params params = {.bias_row = e & BIAS_ROW ? &bias_row : NULL,
+                                          .bias_col = e & BIAS_COL ? bias_col : NULL,
+                                          .accumulate = e & ACCUMULATE,
+                                          .min = e & CLAMP ? -0.5f : -INFINITY,
+                                          .max = e & CLAMP ? 0.5f : INFINITY};
     snprintf(current_case, sizeof current_case, "%s nr %zu n %zu k %zu epilogue %d%s",
              c->name, nr, n, k, e, nan_in_x ? " NaN" : "");
     c->gemv(nr, n, k, x, b, y + 1, &params);
