@@ -379,7 +379,7 @@ static ember_status pool_prepare(ember_prepare_context *ctx, void **out)
                         &p->plane) &&
         y->shape[x->rank - 2] == g->h && y->shape[x->rank - 1] == g->w) {
         p->path = WHOLE_PLANE;
-        ctx->scratch_bytes = (size_t)(g->h * g->w) * sizeof(float);
+        ctx->scratch_bytes = ember_pool_same_scratch_floats(g) * sizeof(float);
     } else if (planar_rows_fit(ctx->node->attributes, x->rank)) {
         p->path = PER_ROW;
         p->step2 = step2_kernel(ctx->kernels->f32_pool_row, ctx->node->attributes, x->rank);

@@ -5,6 +5,7 @@
 #ifndef EMBER_OPS_POOL_H
 #define EMBER_OPS_POOL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* y = ⊕ of the `terms` (≥ 1) rows x, x + step, x + 2·step, … over n items: the max
@@ -22,8 +23,10 @@ typedef struct ember_pool_plane {
     int divide_inside;  /* by the cells inside the input (border = ignore), else kh · kw */
 } ember_pool_plane;
 
-/* Pools `planes` consecutive planes of `in` into `out`; `v` is scratch of h · w floats. */
+/* Pools `planes` consecutive planes of `in` into `out`, with scratch of
+ * ember_pool_same_scratch_floats(g) floats. */
+size_t ember_pool_same_scratch_floats(const ember_pool_plane *g);
 void ember_pool_same_planes(const ember_pool_plane *g, int64_t planes, const float *in,
-                            float *out, float *v);
+                            float *out, float *scratch);
 
 #endif
