@@ -97,7 +97,8 @@ typedef struct ember_f32_pool_row_kernel {
 #define EMBER_F32_POOL_ROW_KERNELS_GENERIC(X) X(f32_pool_row__scalar, EMBER_ISA_SCALAR)
 #if defined(__x86_64__) || defined(_M_X64)
 #define EMBER_F32_POOL_ROW_KERNELS(X)                                                      \
-    EMBER_F32_POOL_ROW_KERNELS_GENERIC(X) X(f32_pool_row__avx2_fma, EMBER_ISA_AVX2_FMA)
+    EMBER_F32_POOL_ROW_KERNELS_GENERIC(X)                                                  \
+    X(f32_pool_row__avx2_fma, EMBER_ISA_AVX2_FMA) X(f32_pool_row__avx512f, EMBER_ISA_AVX512F)
 #else
 #define EMBER_F32_POOL_ROW_KERNELS(X) EMBER_F32_POOL_ROW_KERNELS_GENERIC(X)
 #endif
