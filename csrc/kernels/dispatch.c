@@ -138,6 +138,19 @@ const ember_f32_gemm_kernel ember_f32_gemm_kernels[] = {
 const size_t ember_f32_gemm_kernel_count =
     sizeof(ember_f32_gemm_kernels) / sizeof(ember_f32_gemm_kernels[0]);
 
+const ember_f32_gemm_kernel *ember_f32_gemm_for_rows(const ember_f32_gemm_kernel *kernel,
+                                                     size_t m)
+{
+    for (size_t i = 0; i < ember_f32_gemm_kernel_count; i++) {
+        const ember_f32_gemm_kernel *taller = &ember_f32_gemm_kernels[i];
+        const size_t empty = (m + taller->mr - 1) / taller->mr * taller->mr - m;
+        if (taller->isa == kernel->isa && taller->nr == kernel->nr && taller->mr > kernel->mr &&
+            m >= taller->mr && empty * 20 <= m)
+            return taller;
+    }
+    return kernel;
+}
+
 /* The table of a family whose kernels are {name, isa, fn} (the elementwise ones, hard
  * swish, pool rows): `type` its entries', LIST its X(name, isa) list from kernels.h. */
 #define EMBER_NAMED_KERNEL_ENTRY(name, isa) {#name, isa, ember_##name},

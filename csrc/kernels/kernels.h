@@ -251,7 +251,9 @@ typedef struct ember_f32_gemm_kernel {
 } ember_f32_gemm_kernel;
 
 /* X(name, mr, nr, narrow_nr, isa, indirect, gemv): the kernels of this build, best last
- * within each ISA family; `narrow_nr` the widest tile its narrow path takes (nr: none);
+ * within each ISA family (a taller kernel listed before an ISA's best serves the GEMMs
+ * whose rows fill its tiles: ember_f32_gemm_for_rows); `narrow_nr` the widest tile its
+ * narrow path takes (nr: none);
  * `indirect` is INDIRECT(name) or NONE; `gemv` names the GEMV kernel for
  * this kernel's panels (f32_gemv__scalar serves any nr, f32_gemv__avx2_fma nr % 16 = 0,
  * f32_gemv__avx512f nr % 32 = 0, the NEON ones nr = 8). */
@@ -262,6 +264,7 @@ typedef struct ember_f32_gemm_kernel {
     EMBER_F32_GEMM_KERNELS_GENERIC(X)                                                      \
     X(f32_gemm_6x16__avx2_fma, 6, 16, 16, EMBER_ISA_AVX2_FMA, INDIRECT,                    \
       f32_gemv__avx2_fma)                                                                  \
+    X(f32_gemm_12x32__avx512f, 12, 32, 16, EMBER_ISA_AVX512F, INDIRECT, f32_gemv__avx512f) \
     X(f32_gemm_8x32__avx512f, 8, 32, 16, EMBER_ISA_AVX512F, INDIRECT, f32_gemv__avx512f)
 #elif defined(__aarch64__)
 #define EMBER_F32_GEMM_KERNELS(X)                                                          \
@@ -293,6 +296,14 @@ EMBER_F32_GEMM_KERNELS(EMBER_DECLARE_F32_GEMM)
 /* Every kernel of the list, in list order, and how many there are. */
 extern const ember_f32_gemm_kernel ember_f32_gemm_kernels[];
 extern const size_t ember_f32_gemm_kernel_count;
+
+/* The kernel for a GEMM of m rows: `kernel`, or a taller one of the same ISA and nr whose
+ * last tile leaves at most 1/20 of m empty (x86 AVX-512: the 12-row kernel for 12, 24,
+ * 96, 128, 256, 512 … rows, not 16, 32 or 64; bench_ab on Cascade Lake, every conv so
+ * chosen: ResNet50 0.968x the time, Inception v2 0.973x, SqueezeNet 0.983x, DenseNet121
+ * 0.989x; with 64 too, ResNet50 0.951x but SqueezeNet 0.995x and DenseNet121 1.008x). */
+const ember_f32_gemm_kernel *ember_f32_gemm_for_rows(const ember_f32_gemm_kernel *kernel,
+                                                     size_t m);
 
 /*
  * Packing (generic C, shared by every kernel: only mr/nr differ).

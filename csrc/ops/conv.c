@@ -368,6 +368,8 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
         ctx->packed_bytes += 2 * (size_t)p->out_channels * sizeof(float);
         return conv_bias(p, ctx, ember_node_input(model, node, BIAS));
     }
+    /* before the path is chosen: the paths' costs and the filter's packing take its mr */
+    p->kernel = ember_f32_gemm_for_rows(p->kernel, (size_t)p->group_out);
     ember_status status = ember_conv_tap_ranges(p, node);
     if (status != EMBER_OK)
         return status;

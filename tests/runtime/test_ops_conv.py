@@ -91,6 +91,9 @@ CONV_CASES = {
     "implicit-bands": ((1, 8, 40, 700), (8, 8, 3, 3), 1, [(1, 1), (1, 1)], [1, 1], [1, 1]),
     "implicit-stride2-dilated-bands": ((2, 6, 70, 400), (6, 6, 5, 3), 1, [(2, 1), (0, 3)],
                                        [2, 2], [2, 1]),
+    # 24 output channels: on AVX-512 the 12-row kernel (ember_f32_gemm_for_rows), in place
+    "implicit-12-row-tiles": ((1, 8, 40, 300), (24, 8, 3, 3), 1, [(1, 1), (1, 1)], [1, 1],
+                              [1, 1]),
     "implicit-stride4-11x11": ((1, 3, 47, 45), (5, 3, 11, 11), 1, [(2, 2), (2, 2)], [4, 4],
                                [1, 1]),
     "implicit-stride3x2-grouped": ((1, 12, 31, 29), (10, 6, 3, 3), 2, [(1, 1), (1, 1)],
@@ -113,6 +116,8 @@ CONV_CASES = {
     "winograd-grouped-batch-asym-pad": ((2, 256, 16, 17), (128, 128, 3, 3), 2, [(0, 2), (1, 0)],
                                         [1, 1], [1, 1]),
     "winograd-7x7": ((1, 512, 7, 7), (64, 512, 3, 3), 1, [(1, 1), (1, 1)], [1, 1], [1, 1]),
+    "winograd-12-row-panels": ((1, 256, 21, 19), (48, 256, 3, 3), 1, [(1, 1), (1, 1)],
+                               [1, 1], [1, 1]),
     "im2col-many-outputs": ((1, 8, 9, 9), (260, 8, 3, 3), 1, [(1, 1), (1, 1)], [1, 1], [1, 1]),
     # a filter past L2 (conv.c's IM2COL_FILTER_STREAMED_BYTES): blocks of 512 KiB, several
     "im2col-filter-past-l2": ((1, 64, 80, 75), (240, 64, 3, 3), 1, [(1, 1), (0, 1)], [2, 2],
