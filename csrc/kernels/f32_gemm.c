@@ -81,6 +81,7 @@ typedef struct pass {
     const ember_f32_gemm_params *params; /* the caller's: its biases */
     ember_f32_gemm_params tile;          /* this pass's epilogue */
     int last;                            /* the last pass: biases and clamp applied */
+    size_t c_next;                       /* params->c_next_bytes on the last pass, else 0 */
 } pass;
 
 /* C's rows at least this far apart (half a page) are written in more streams than the
@@ -128,8 +129,8 @@ static EMBER_PREFETCH_ONLY void prefetch_c_tile(const pass *w, size_t i, size_t 
  * 0.968-0.977x). */
 static EMBER_PREFETCH_ONLY void prefetch_next_call(const pass *w, size_t i, size_t j)
 {
-    if (EMBER_PREFETCHES && w->last && w->params->c_next_bytes)
-        prefetch_c_tile(w, i, j, w->params->c_next_bytes);
+    if (EMBER_PREFETCHES && w->c_next)
+        prefetch_c_tile(w, i, j, w->c_next);
 }
 
 /* The tile at row i, column j. B's column tile j, rows [k0, k0 + k_pass), is the packed
@@ -200,8 +201,9 @@ static void walk(const ember_f32_gemm_kernel *kernel, size_t m, size_t n, size_t
     const size_t block_rows = rows_per_block(kernel->mr, kc, m);
     for (size_t k0 = 0; k0 < k || k0 == 0; k0 += kc) {
         pass w = {kernel, m, n, k, k0, k - k0 < kc ? k - k0 : kc, a_packed, b, offsets, c,
-                  c_row_stride, params, *params, 0};
+                  c_row_stride, params, *params, 0, 0};
         w.last = k0 + w.k_pass >= k;
+        w.c_next = w.last ? params->c_next_bytes : 0;
         if (k0 > 0)
             w.tile.accumulate = 1;
         if (!w.last) {

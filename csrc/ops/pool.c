@@ -13,8 +13,9 @@
  * The reference implementation visits every window cell of every output, checking
  * each against the borders: simple and exact. The usual case — windows over the last
  * two dims only (NCHW) — has a fast path that computes, per output row and column, the
- * range of window cells inside the input, so its inner loops have no checks; stride-1
- * pools that keep the plane's size go a whole plane at a time (pool_plane.c).
+ * range of window cells inside the input, so its inner loops have no checks (pool_rows.c);
+ * stride-1 pools that keep the plane's size go a stack of planes at a time
+ * (pool_plane.c).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -29,24 +30,6 @@
 
 #define MAX_GEOMETRY ((int64_t)1 << 30)
 
-enum { MAX_POOL, AVG_POOL, BOX };
-enum { BORDER_CONSTANT, BORDER_IGNORE };
-
-typedef struct pool_attributes {
-    int64_t size[EMBER_MAX_RANK];
-    int size_count;
-    int border;
-    int64_t padding_before[EMBER_MAX_RANK], padding_after[EMBER_MAX_RANK];
-    int padding_count; /* 0: automatic */
-    int64_t stride[EMBER_MAX_RANK];
-    int stride_count;
-    int64_t dilation[EMBER_MAX_RANK];
-    int dilation_count;
-    int normalize;
-    /* Resolved by infer: one entry per input dim. */
-    int64_t window[EMBER_MAX_RANK], pad_before[EMBER_MAX_RANK];
-    int64_t step[EMBER_MAX_RANK], dilate[EMBER_MAX_RANK];
-} pool_attributes;
 
 /* Attribute positions in pool_params. */
 enum { A_SIZE = 1, A_BORDER, A_PADDING, A_STRIDE, A_DILATION, A_NORMALIZE };
@@ -167,9 +150,7 @@ static ember_status pool_infer(ember_node *node, const ember_value *const *input
     return EMBER_OK;
 }
 
-/* The window cells [*lo, *hi] that land inside [0, extent) for a window starting at
- * input index `start`, with `cells` cells `dilation` apart. Empty when *lo > *hi. */
-static void cells_inside(int64_t start, int64_t cells, int64_t dilation, int64_t extent,
+void ember_pool_cells_inside(int64_t start, int64_t cells, int64_t dilation, int64_t extent,
                          int64_t *lo, int64_t *hi)
 {
     if (dilation == 1) {
@@ -209,11 +190,11 @@ static void pool_planar(const pool_attributes *a, int variant, const ember_tenso
         for (int64_t oh = 0; oh < out_h; oh++) {
             const int64_t top = oh * a->step[h] - a->pad_before[h];
             int64_t lo_h, hi_h;
-            cells_inside(top, a->window[h], a->dilate[h], in_h, &lo_h, &hi_h);
+            ember_pool_cells_inside(top, a->window[h], a->dilate[h], in_h, &lo_h, &hi_h);
             for (int64_t ow = 0; ow < out_w; ow++) {
                 const int64_t left = ow * a->step[w] - a->pad_before[w];
                 int64_t lo_w, hi_w;
-                cells_inside(left, a->window[w], a->dilate[w], in_w, &lo_w, &hi_w);
+                ember_pool_cells_inside(left, a->window[w], a->dilate[w], in_w, &lo_w, &hi_w);
                 float acc = variant == MAX_POOL ? -INFINITY : 0.0f;
                 for (int64_t i = lo_h; i <= hi_h; i++) {
                     /* Indices, not a row pointer: `left` may be negative, and a pointer
@@ -227,93 +208,13 @@ static void pool_planar(const pool_attributes *a, int variant, const ember_tenso
                 if (variant != MAX_POOL && a->normalize) {
                     const int64_t inside = hi_h >= lo_h && hi_w >= lo_w
                                                ? (hi_h - lo_h + 1) * (hi_w - lo_w + 1) : 0;
-                    const int64_t divisor = divide_inside ? inside : window_cells;
-                    acc = divisor > 0 ? acc / (float)divisor : 0.0f;
+                    acc = ember_pool_mean(acc, inside, window_cells, divide_inside);
                 }
                 *out++ = acc;
             }
         }
     }
 }
-
-/*
- * Planar fast path for undilated windows: per output row, the window's rows inside the
- * input are first reduced column by column into one row (scratch asked by prepare;
- * contiguous, so the compiler vectorises it), then each output takes its window's columns
- * of that row. A k×k window then costs k loads per input column plus k per output instead
- * of k² per output, and neither loop checks borders.
- */
-/* Max over the cells of a kw-wide window starting at `left` that fall inside [0, in_w). */
-static float border_max(const float *acc, int64_t left, int64_t kw, int64_t in_w)
-{
-    float v = -INFINITY;
-    for (int64_t j = left < 0 ? 0 : left; j < left + kw && j < in_w; j++)
-        v = acc[j] > v ? acc[j] : v;
-    return v;
-}
-
-/* The average of the cells of a kw-wide window starting at `left` that fall inside
- * [0, in_w), over `rows` rows summed in `acc`: the general loop's rule, for a border. */
-static float average(const float *acc, int64_t left, int64_t kw, int64_t in_w, int64_t rows,
-                     int64_t kh, int divide_inside, int normalize)
-{
-    float v = 0.0f;
-    int64_t cells = 0;
-    for (int64_t j = left < 0 ? 0 : left; j < left + kw && j < in_w; j++, cells++)
-        v += acc[j];
-    if (!normalize)
-        return v;
-    const int64_t divisor = divide_inside ? rows * cells : kh * kw;
-    return divisor > 0 ? v / (float)divisor : 0.0f;
-}
-
-/* The interior outputs of a 2- or 3-wide window row: out[i] = max of the kw cells from
- * cell[i·sw]. The steps 1 and 2 (nearly every pool) get loops of constant stride, which
- * the compiler vectorises; a variable stride stays scalar. */
-static inline float max2(float a, float b)
-{
-    return b > a ? b : a;
-}
-
-#define INTERIOR_LOOPS(S)                                                                  \
-    if (kw == 3)                                                                           \
-        for (int64_t i = 0; i < n; i++)                                                    \
-            out[i] = WINDOW3(cell[(S) * i], cell[(S) * i + 1], cell[(S) * i + 2]);         \
-    else                                                                                   \
-        for (int64_t i = 0; i < n; i++)                                                    \
-            out[i] = WINDOW2(cell[(S) * i], cell[(S) * i + 1]);
-
-/* The constant-stride loops for steps 1 and 2, a variable stride otherwise. */
-#define INTERIOR_BY_STRIDE(sw)                                                             \
-    if ((sw) == 1) {                                                                       \
-        INTERIOR_LOOPS(1)                                                                  \
-    } else if ((sw) == 2) {                                                                \
-        INTERIOR_LOOPS(2)                                                                  \
-    } else {                                                                               \
-        INTERIOR_LOOPS(sw)                                                                 \
-    }
-
-static void interior_max(float *restrict out, const float *restrict cell, int64_t n, int64_t kw,
-                         int64_t sw)
-{
-#define WINDOW3(a, b, c) max2(max2(a, b), c)
-#define WINDOW2(a, b) max2(a, b)
-    INTERIOR_BY_STRIDE(sw)
-#undef WINDOW3
-#undef WINDOW2
-}
-
-static void interior_average(float *restrict out, const float *restrict cell, int64_t n,
-                             int64_t kw, int64_t sw, float divisor)
-{
-#define WINDOW3(a, b, c) ((a) + (b) + (c)) / divisor
-#define WINDOW2(a, b) ((a) + (b)) / divisor
-    INTERIOR_BY_STRIDE(sw)
-#undef WINDOW3
-#undef WINDOW2
-}
-#undef INTERIOR_BY_STRIDE
-#undef INTERIOR_LOOPS
 
 static int planar_rows_fit(const pool_attributes *a, int rank)
 {
@@ -347,6 +248,7 @@ typedef struct pool_prepared {
     pool_path path;
     ember_pool_plane plane;     /* WHOLE_PLANE's geometry */
     ember_f32_pool_row_fn step2; /* PER_ROW at step 2, 2- or 3-wide windows, or NULL */
+    float divisors[];           /* WHOLE_PLANE averages: a plane's divisors (h · w) */
 } pool_prepared;
 
 /* The f32_pool_row kernel for a per-row pool whose windows fit it (step 2, 2 or 3 wide,
@@ -363,156 +265,38 @@ static ember_f32_pool_row_fn step2_kernel(const ember_f32_pool_row_kernel *kerne
     return kernel->fn;
 }
 
-/* The path and its scratch: a plane for the whole-plane path, one input row for the
- * per-row path. The output keeps the input's size exactly when the padding says so. */
+/* The path and its scratch: a stack of planes for the whole-plane path (and, for an
+ * average, a plane's divisors kept with the prepared state, made once here), one input
+ * row for the per-row path. The output keeps the input's size exactly when the padding
+ * says so. */
 static ember_status pool_prepare(ember_prepare_context *ctx, void **out)
 {
     const ember_value *x = ember_node_input(ctx->model, ctx->node, 0);
     const ember_value *y = &ctx->model->values[ctx->node->output];
-    pool_prepared *p = calloc(1, sizeof *p);
+    ember_pool_plane g;
+    const int whole_plane =
+        same_plane_fits(ctx->node->attributes, ctx->node->op->variant, x->shape, x->rank, &g) &&
+        y->shape[x->rank - 2] == g.h && y->shape[x->rank - 1] == g.w;
+    const int divides = whole_plane && !g.is_max && g.normalize;
+    /* a plane of the input, whose bytes the loader has already counted */
+    pool_prepared *p =
+        calloc(1, sizeof *p + (divides ? (size_t)(g.h * g.w) * sizeof(float) : 0));
     if (p == NULL)
         return ember_node_error(ctx->node, EMBER_ERROR_MEMORY, "out of memory");
     *out = p;
-    const ember_pool_plane *g = &p->plane;
     p->path = GENERAL;
-    if (same_plane_fits(ctx->node->attributes, ctx->node->op->variant, x->shape, x->rank,
-                        &p->plane) &&
-        y->shape[x->rank - 2] == g->h && y->shape[x->rank - 1] == g->w) {
+    if (whole_plane) {
         p->path = WHOLE_PLANE;
-        ctx->scratch_bytes = ember_pool_same_scratch_floats(g) * sizeof(float);
+        p->plane = g;
+        if (divides)
+            ember_pool_same_divisors(&g, p->divisors);
+        ctx->scratch_bytes = ember_pool_same_scratch_floats(&g) * sizeof(float);
     } else if (planar_rows_fit(ctx->node->attributes, x->rank)) {
         p->path = PER_ROW;
         p->step2 = step2_kernel(ctx->kernels->f32_pool_row, ctx->node->attributes, x->rank);
         ctx->scratch_bytes = (size_t)x->shape[x->rank - 1] * sizeof(float);
     }
     return EMBER_OK;
-}
-
-/* The first n outputs of a row of a step-2 pool, whose windows lie inside the row,
- * through the f32_pool_row kernel straight from the window's rows inside the plane: no
- * combined row. (Rows with windows left of the row keep the per-row path: at 7-14
- * columns, as ShuffleNet's padded average pools have, its combined row serves the borders
- * for less.) */
-static void step2_row(ember_f32_pool_row_fn kernel, const float *in, int64_t in_w,
-                      int64_t rows, int64_t kh, int64_t kw, int64_t n, int is_max,
-                      int divide_inside, int normalize, float *out)
-{
-    const float *row[EMBER_F32_POOL_ROW_MAX_KH];
-    for (int64_t t = 0; t < rows; t++)
-        row[t] = in + t * in_w;
-    const float divisor = normalize ? (float)(divide_inside ? rows * kw : kh * kw) : 1.0f;
-    kernel((size_t)n, row, (size_t)rows, (size_t)kw, is_max, divisor, out);
-}
-
-/* An average window's sum over its `rows` rows and columns [lo_w, hi_w] inside the
- * input, divided as the reference divides (the cells inside, or kh · kw). */
-static float window_average(float sum, int64_t rows, int64_t lo_w, int64_t hi_w, int64_t kh,
-                            int64_t kw, int divide_inside)
-{
-    const int64_t inside = hi_w >= lo_w ? rows * (hi_w - lo_w + 1) : 0;
-    const int64_t divisor = divide_inside ? inside : kh * kw;
-    return divisor > 0 ? sum / (float)divisor : 0.0f;
-}
-
-/* The output whose window starts at column `left` of `rows` rows (at least one) and which
- * padding cuts short on the right, straight from the rows: each column's rows combined
- * first, then the columns, as the per-row path's combined row does, so the bits are its. */
-static float cut_window(const float *in, int64_t in_w, int64_t rows, int64_t left,
-                        int64_t kw, int64_t kh, int is_max, int divide_inside, int normalize)
-{
-    int64_t lo_w, hi_w;
-    cells_inside(left, kw, 1, in_w, &lo_w, &hi_w);
-    float v = is_max ? -INFINITY : 0.0f;
-    for (int64_t j = left + lo_w; j <= left + hi_w; j++) {
-        float cell = in[j];
-        for (int64_t r = 1; r < rows; r++) {
-            const float next = in[r * in_w + j];
-            cell = is_max ? (next > cell ? next : cell) : cell + next;
-        }
-        v = is_max ? (cell > v ? cell : v) : v + cell;
-    }
-    return normalize ? window_average(v, rows, lo_w, hi_w, kh, kw, divide_inside) : v;
-}
-
-static void pool_planar_rows(const pool_attributes *a, int variant, const ember_tensor *x,
-                             const ember_tensor *y, ember_f32_pool_row_fn step2, float *acc)
-{
-    const int h = x->rank - 2, w = x->rank - 1;
-    const int64_t in_h = x->shape[h], in_w = x->shape[w];
-    const int64_t out_h = y->shape[h], out_w = y->shape[w];
-    const int64_t planes = ember_shape_count(x->shape, h);
-    const int64_t kh = a->window[h], kw = a->window[w], sw = a->step[w], pw = a->pad_before[w];
-    const int is_max = variant == MAX_POOL, divide_inside = a->border == BORDER_IGNORE;
-    const int normalize = !is_max && a->normalize;
-    /* Outputs [first, last] have their whole window inside the row. */
-    const int64_t first = pw <= 0 ? 0 : (pw + sw - 1) / sw;
-    int64_t last = in_w - kw + pw < 0 ? -1 : (in_w - kw + pw) / sw;
-    if (last > out_w - 1)
-        last = out_w - 1;
-    /* the kernel for the windows inside the row (the prepared rule: none left of it); the
-     * few right of it, which padding cuts short (Inception v2's 3×3 step-2 max pools end
-     * on one), one by one */
-    const ember_f32_pool_row_fn kernel = last >= 0 ? step2 : NULL;
-    for (int64_t p = 0; p < planes; p++) {
-        const float *in = (const float *)x->data + p * in_h * in_w;
-        float *out = (float *)y->data + p * out_h * out_w;
-        for (int64_t oh = 0; oh < out_h; oh++, out += out_w) {
-            const int64_t top = oh * a->step[h] - a->pad_before[h];
-            int64_t lo_h, hi_h;
-            cells_inside(top, kh, 1, in_h, &lo_h, &hi_h);
-            const int64_t rows = hi_h >= lo_h ? hi_h - lo_h + 1 : 0;
-            const float *window_rows = rows > 0 ? in + (top + lo_h) * in_w : in;
-            int64_t ow = 0;
-            if (kernel != NULL && rows > 0) {
-                step2_row(kernel, window_rows, in_w, rows, kh, kw, last + 1, is_max,
-                          divide_inside, normalize, out);
-                for (ow = last + 1; ow < out_w; ow++)
-                    out[ow] = cut_window(window_rows, in_w, rows, ow * sw - pw, kw, kh, is_max,
-                                         divide_inside, normalize);
-                continue;
-            }
-            if (rows > 0)
-                ember_pool_combine_rows(acc, window_rows, in_w, rows, in_w, is_max);
-            /* Border outputs (window partly outside the row) by the general loop below;
-             * the interior of 2- and 3-wide max windows straight. */
-            if (is_max && rows > 0 && first <= last && (kw == 2 || kw == 3)) {
-                for (; ow < first; ow++)
-                    out[ow] = border_max(acc, ow * sw - pw, kw, in_w);
-                interior_max(out + first, acc + (first * sw - pw), last - first + 1, kw, sw);
-                ow = last + 1;
-            }
-            /* The interior of 2- and 3-wide average windows: every one holds rows × kw
-             * cells, the divisor is the same (Inception's 3×3 stride-1 average pools
-             * were 6% of the model through the general loop). */
-            if (!is_max && rows > 0 && first <= last && (kw == 2 || kw == 3)) {
-                for (; ow < first; ow++)
-                    out[ow] = average(acc, ow * sw - pw, kw, in_w, rows, kh, divide_inside,
-                                      normalize);
-                const float divisor = normalize ? (float)(divide_inside ? rows * kw : kh * kw)
-                                                : 1.0f;
-                interior_average(out + first, acc + (first * sw - pw), last - first + 1, kw, sw,
-                                 divisor);
-                ow = last + 1;
-            }
-            for (; ow < out_w; ow++) {
-                const int64_t left = ow * sw - pw;
-                int64_t lo_w = 0, hi_w = kw - 1;
-                if (ow < first || ow > last)
-                    cells_inside(left, kw, 1, in_w, &lo_w, &hi_w);
-                float v = is_max ? -INFINITY : 0.0f;
-                if (rows > 0) { /* indices: `acc + left` may lie before the array */
-                    if (is_max)
-                        for (int64_t j = left + lo_w; j <= left + hi_w; j++)
-                            v = acc[j] > v ? acc[j] : v;
-                    else
-                        for (int64_t j = left + lo_w; j <= left + hi_w; j++)
-                            v += acc[j];
-                }
-                out[ow] = normalize ? window_average(v, rows, lo_w, hi_w, kh, kw, divide_inside)
-                                    : v;
-            }
-        }
-    }
 }
 
 static void pool_run(const ember_node *node, void *prepared, const ember_op_io *io)
@@ -522,11 +306,11 @@ static void pool_run(const ember_node *node, void *prepared, const ember_op_io *
     const ember_tensor *x = io->inputs[0], *y = io->output;
     if (path == WHOLE_PLANE) {
         ember_pool_same_planes(&p->plane, ember_shape_count(x->shape, x->rank - 2), x->data,
-                               y->data, io->scratch);
+                               p->divisors, y->data, io->scratch);
         return;
     }
     if (path == PER_ROW) {
-        pool_planar_rows(node->attributes, node->op->variant, io->inputs[0], io->output,
+        ember_pool_planar_rows(node->attributes, node->op->variant, io->inputs[0], io->output,
                          p->step2, io->scratch);
         return;
     }
@@ -576,8 +360,7 @@ static void pool_run(const ember_node *node, void *prepared, const ember_op_io *
                 break;
         }
         if (variant != MAX_POOL && a->normalize) {
-            const int64_t divisor = a->border == BORDER_IGNORE ? inside_cells : window_cells;
-            acc = divisor > 0 ? acc / (float)divisor : 0.0f;
+            acc = ember_pool_mean(acc, inside_cells, window_cells, a->border == BORDER_IGNORE);
         }
         *out++ = acc;
     } while (ember_nd_iter_next(&it));

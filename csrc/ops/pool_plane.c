@@ -15,7 +15,8 @@
  *      redone from the cells of their row that are inside, one strided loop per border
  *      column down the whole stack;
  *   3. average: each sum divided by its cell count (kh · kw or, for border = ignore, the
- *      cells inside), as the reference divides, through a map of one plane's divisors.
+ *      cells inside), as the reference divides, through a map of one plane's divisors
+ *      made at prepare.
  * Padded cells never win a max, as in pool.c. Each output folds the same values in the
  * same order as the plane-at-a-time form this replaced, so the bits are unchanged; with
  * a plane at a time, Inception v2's pools on 7×7 and 14×14 planes (1024 and 576 of them)
@@ -105,7 +106,7 @@ static int64_t stack_planes(const ember_pool_plane *g)
 
 size_t ember_pool_same_scratch_floats(const ember_pool_plane *g)
 {
-    return (size_t)((stack_planes(g) + 1) * g->h * g->w); /* the stack's V, the divisors */
+    return (size_t)(stack_planes(g) * g->h * g->w); /* the stack's V */
 }
 
 static void vertical(const ember_pool_plane *g, int64_t planes, const float *in, float *v)
@@ -164,8 +165,7 @@ static void horizontal(const ember_pool_plane *g, int64_t planes, const float *v
         border_column(g, planes * g->h, v, out, ow);
 }
 
-/* One plane's divisors: kh · kw, or the window's cells inside the plane. */
-static void divisor_map(const ember_pool_plane *g, float *d)
+void ember_pool_same_divisors(const ember_pool_plane *g, float *d)
 {
     for (int64_t oh = 0; oh < g->h; oh++) {
         int64_t t_lo, t_hi;
@@ -174,7 +174,8 @@ static void divisor_map(const ember_pool_plane *g, float *d)
             int64_t first, last;
             column_cells(g, ow, &first, &last);
             const int64_t cells = (t_hi - t_lo + 1) * (last - first + 1);
-            d[oh * g->w + ow] = (float)(g->divide_inside ? cells : g->kh * g->kw);
+            d[oh * g->w + ow] =
+                (float)ember_pool_divisor(cells, g->kh * g->kw, g->divide_inside);
         }
     }
 }
@@ -187,18 +188,15 @@ static void divide(const float *restrict d, int64_t size, int64_t planes, float 
 }
 
 void ember_pool_same_planes(const ember_pool_plane *g, int64_t planes, const float *in,
-                            float *out, float *scratch)
+                            const float *divisors, float *out, float *v)
 {
     const int64_t size = g->h * g->w, stack = stack_planes(g);
     const int divides = !g->is_max && g->normalize;
-    float *v = scratch, *d = scratch + stack * size;
-    if (divides)
-        divisor_map(g, d);
     for (int64_t p = 0; p < planes; p += stack) {
         const int64_t n = planes - p < stack ? planes - p : stack;
         vertical(g, n, in + p * size, v);
         horizontal(g, n, v, out + p * size);
         if (divides)
-            divide(d, size, n, out + p * size);
+            divide(divisors, size, n, out + p * size);
     }
 }

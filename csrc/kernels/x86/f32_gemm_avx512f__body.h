@@ -156,6 +156,20 @@ one_row(size_t k, const float *a, const float *b, const int32_t *offsets, __m512
     ai = _mm512_set1_ps(a[i]);                                                               \
     lo = _mm512_fmadd_ps(ai, b0, lo);                                                        \
     hi = _mm512_fmadd_ps(ai, b1, hi);
+#define ROWS_0_3                                                                             \
+    FMA_ROW(0, c00, c01) FMA_ROW(1, c10, c11) FMA_ROW(2, c20, c21) FMA_ROW(3, c30, c31)
+#define ROWS_4_7                                                                             \
+    FMA_ROW(4, c40, c41) FMA_ROW(5, c50, c51) FMA_ROW(6, c60, c61) FMA_ROW(7, c70, c71)
+#define ROWS_8_11                                                                            \
+    FMA_ROW(8, c80, c81) FMA_ROW(9, c90, c91) FMA_ROW(10, cA0, cA1) FMA_ROW(11, cB0, cB1)
+/* The k loop over whole 32-column rows of B, `rows` the FMA_ROWs of the tile's rows. */
+#define K_STEPS(unroll, rows)                                                                \
+    unroll for (size_t p = 0; p < k; p++, a += MR) {                                         \
+        const float *bp = B_ROW(b, offsets, p);                                              \
+        const __m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_loadu_ps(bp + 16);               \
+        __m512 ai;                                                                           \
+        rows                                                                                 \
+    }
 
 static inline __attribute__((always_inline)) void
 tile(size_t m, size_t n, size_t k, const float *a, const float *b, const int32_t *offsets,
@@ -195,32 +209,16 @@ tile(size_t m, size_t n, size_t k, const float *a, const float *b, const int32_t
             }
         }
     } else if (m <= 4) {
-        for (size_t p = 0; p < k; p++, a += MR) {
-            const float *bp = B_ROW(b, offsets, p);
-            const __m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_loadu_ps(bp + 16);
-            __m512 ai;
-            FMA_ROW(0, c00, c01) FMA_ROW(1, c10, c11) FMA_ROW(2, c20, c21) FMA_ROW(3, c30, c31)
-        }
+        K_STEPS(, ROWS_0_3)
     } else if (MR == 8 || m <= 8) {
-#pragma GCC unroll 2
-        for (size_t p = 0; p < k; p++, a += MR) {
-            const float *bp = B_ROW(b, offsets, p);
-            const __m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_loadu_ps(bp + 16);
-            __m512 ai;
-            FMA_ROW(0, c00, c01) FMA_ROW(1, c10, c11) FMA_ROW(2, c20, c21) FMA_ROW(3, c30, c31)
-            FMA_ROW(4, c40, c41) FMA_ROW(5, c50, c51) FMA_ROW(6, c60, c61) FMA_ROW(7, c70, c71)
-        }
+        K_STEPS(_Pragma("GCC unroll 2"), ROWS_0_3 ROWS_4_7)
     } else {
-#pragma GCC unroll 2
-        for (size_t p = 0; p < k; p++, a += MR) {
-            const float *bp = B_ROW(b, offsets, p);
-            const __m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_loadu_ps(bp + 16);
-            __m512 ai;
-            FMA_ROW(0, c00, c01) FMA_ROW(1, c10, c11) FMA_ROW(2, c20, c21) FMA_ROW(3, c30, c31)
-            FMA_ROW(4, c40, c41) FMA_ROW(5, c50, c51) FMA_ROW(6, c60, c61) FMA_ROW(7, c70, c71)
-            FMA_ROW(8, c80, c81) FMA_ROW(9, c90, c91) FMA_ROW(10, cA0, cA1) FMA_ROW(11, cB0, cB1)
-        }
+        K_STEPS(_Pragma("GCC unroll 2"), ROWS_0_3 ROWS_4_7 ROWS_8_11)
     }
+#undef K_STEPS
+#undef ROWS_8_11
+#undef ROWS_4_7
+#undef ROWS_0_3
 #undef FMA_ROW
 
     if (m == MR && n == NR) {
