@@ -93,6 +93,23 @@ def test_gemm_driver_prefetches():
         assert prefetches == 0, listing
 
 
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"),
+                    reason="the x86 kernels are built on x86 hosts only")
+@pytest.mark.parametrize("kernel", ["f32_gemm_8x32__avx512f", "f32_gemm_12x32__avx512f",
+                                    "f32_gemm_6x16__avx2_fma"])
+def test_gemm_kernels_prefetch_in_their_loops(kernel):
+    """The x86 GEMM kernels spread the driver's prefetch (ember_f32_gemm_params.prefetch)
+    over their k loops: a prefetch among the multiply-adds of a loop, not only the
+    at-once prefetch before it."""
+    obj = os.path.join(ROOT, "build", "host", "obj", "csrc", "kernels", "x86", kernel + ".o")
+    assert os.path.exists(obj), f"{obj} missing: build the host first (scons)"
+    lines = subprocess.run(["objdump", "-d", obj], capture_output=True, text=True,
+                           check=True).stdout.splitlines()
+    in_loops = [i for i, line in enumerate(lines) if "prefetcht0" in line and
+                sum("vfmadd" in later for later in lines[i + 1:i + 30]) >= 8]
+    assert in_loops, "no prefetch among the multiply-adds"
+
+
 @pytest.fixture(scope="module", params=["aarch64", "armv7"])
 def cross_arch(request):
     arch = request.param

@@ -154,6 +154,16 @@ static inline void tile_at(pass *w, size_t i, size_t j)
                       &w->tile);
 }
 
+/* Share `part` of `parts` of the lines of the pass's slice of B's panel at column j, as
+ * the tile's prefetch. */
+static void next_panel_share(pass *w, size_t j, size_t part, size_t parts)
+{
+    const size_t lines = (w->k_pass * w->kernel->nr * sizeof(float) + 63) / 64;
+    const size_t first = part * lines / parts, end = (part + 1) * lines / parts;
+    w->tile.prefetch = (const char *)(w->b + j * w->k + w->k0 * w->kernel->nr) + first * 64;
+    w->tile.prefetch_bytes = (end - first) * 64;
+}
+
 /* Rows [i_block, i_end) of a pass: columns outer, each panel down every row of the block
  * (the next panel prefetched a share per row tile when B streams, and each tile's next C
  * tile), or in spans. */
@@ -167,13 +177,14 @@ static void block_of_rows(pass *w, size_t i_block, size_t i_end, int stream_b)
                               w->k_pass >= EMBER_F32_GEMM_DEEP_PASS);
         for (size_t j = 0; j < w->n; j += nr)
             for (size_t i = i_block, t = 0; i < i_end; i += mr, t++) {
+                w->tile.prefetch = NULL;
                 if (EMBER_PREFETCHES && j + nr < w->n) {
                     /* B streamed from memory (past L2: the filter of a 7×7 conv with the
                      * pixels as rows): the next panel a share per row tile, so it arrives
-                     * while this one is multiplied, not when its first tile stalls on it */
+                     * while this one is multiplied, not when its first tile stalls on it;
+                     * the kernel spreads its share over its k steps */
                     if (stream_b)
-                        EMBER_PREFETCH_PART(w->b + (j + nr) * w->k + w->k0 * nr,
-                                            w->k_pass * nr * sizeof(float), t, tiles, 3);
+                        next_panel_share(w, j + nr, t, tiles);
                     if (far_rows)
                         prefetch_c_tile(w, i, j + nr, 0);
                 }
@@ -204,6 +215,7 @@ static void walk(const ember_f32_gemm_kernel *kernel, size_t m, size_t n, size_t
                   c_row_stride, params, *params, 0, 0};
         w.last = k0 + w.k_pass >= k;
         w.c_next = w.last ? params->c_next_bytes : 0;
+        w.tile.prefetch = NULL; /* the driver's to give, tile by tile */
         if (k0 > 0)
             w.tile.accumulate = 1;
         if (!w.last) {

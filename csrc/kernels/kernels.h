@@ -184,7 +184,30 @@ typedef struct ember_f32_gemm_params {
      * shape (a conv's next output row), whose tiles the driver prefetches for writing as
      * it multiplies these (ember_f32_gemm_packed / _indirect). Kernels ignore it. */
     size_t c_next_bytes;
+    /* Driver to kernel, NULL for none: bytes the kernel prefetches into L1 as it runs
+     * (ember_f32_gemm_prefetch_start), a line every k step or so, for a tile to come (a
+     * share of B's next panel when B streams from memory). Prefetched by the driver
+     * between tiles, a few hundred lines at once, they filled the core's line fill
+     * buffers and stalled it: x86, ResNet50's 3x3 512 -> 512 at 7x7 spent a fifth of
+     * its time on those prefetch instructions. Kernels that do not prefetch ignore it. */
+    const void *prefetch;
+    size_t prefetch_bytes;
 } ember_f32_gemm_params;
+
+/* A kernel's start of params->prefetch: the bytes its k loop moves the prefetch address
+ * on each step (rounded up: the last steps may ask for up to k bytes past the range, a
+ * hint for lines nothing reads), or 0 when there is none, or the range was prefetched
+ * at once here (more than a line a k step, or `spread` 0: a loop that does not spread it). */
+static inline size_t ember_f32_gemm_prefetch_start(const ember_f32_gemm_params *params,
+                                                   size_t k, int spread)
+{
+    if (!EMBER_PREFETCHES || params->prefetch == NULL || params->prefetch_bytes == 0)
+        return 0;
+    if (spread && params->prefetch_bytes <= 64 * k)
+        return (params->prefetch_bytes + k - 1) / k;
+    EMBER_PREFETCH_PART(params->prefetch, params->prefetch_bytes, 0, 1, 3);
+    return 0;
+}
 
 /*
  * Micro-kernel: one tile of at most MR rows × NR columns.

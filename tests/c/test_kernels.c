@@ -50,10 +50,13 @@ static const ember_f32_hard_swish HARDSWISH = {1.0f / 6, 0.5f, 0.0f, 1.0f, NULL}
  * passes for a B past 1 MB with more rows than one A block, (the sixth and seventh) shallow
  * products walked in spans of columns (EMBER_F32_GEMM_SHALLOW: 32 KiB of panels, several
  * spans and a partial one, partial row and column tiles), then a last A block of one row
- * that joins the block before it (blocks of 24 rows at K = 960 for every kernel): m, n, k. */
+ * that joins the block before it (blocks of 24 rows at K = 960 for every kernel), (the
+ * last two) packed B past EMBER_F32_GEMM_STREAMED_BYTES, whose next panel the driver has
+ * the x86 kernels prefetch as they run (past 1 MB, in passes of K, with the AVX-512
+ * kernels' 32 columns): m, n, k. */
 static const size_t LARGE[][3] = {{257, 37, 300}, {61, 70, 1000}, {130, 3, 129}, {7, 20, 513},
                                   {70, 400, 800}, {20, 1100, 16}, {13, 1201, 32},
-                                  {49, 40, 960}};
+                                  {49, 40, 960},  {30, 33, 4000}, {49, 100, 1400}};
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -287,6 +290,14 @@ static unsigned long test_direct(const ember_f32_gemm_kernel *kernel)
                 gemm_case g = {m, n, k, a, 1, mr, b, nr, 1, c_before, {0}};
                 for (int epilogue = 0; epilogue < EPILOGUES; epilogue++) {
                     set_epilogue(&g, epilogue, bias_row, bias_col);
+                    /* A prefetch changes nothing: spread over the k loop (B's own panel,
+                     * or a range ending past the guard page: a prefetch never faults),
+                     * or more than a line a step, asked for at once. */
+                    g.params.prefetch = epilogue % 4 == 1 ? (const void *)pb
+                                        : epilogue % 4 == 2 ? (const void *)(pb + k * nr)
+                                        : epilogue % 4 == 3 ? (const void *)pa : NULL;
+                    g.params.prefetch_bytes = epilogue % 4 == 3 ? 65 * k + 64
+                                                                : k * nr * sizeof(float);
                     /* Row strides: n + 2 (one guard column each side) and, for some
                      * cases, wider with an odd offset. */
                     const size_t ldc = n + 2 + (epilogue % 3) * 3;

@@ -162,13 +162,22 @@ one_row(size_t k, const float *a, const float *b, const int32_t *offsets, __m512
     FMA_ROW(4, c40, c41) FMA_ROW(5, c50, c51) FMA_ROW(6, c60, c61) FMA_ROW(7, c70, c71)
 #define ROWS_8_11                                                                            \
     FMA_ROW(8, c80, c81) FMA_ROW(9, c90, c91) FMA_ROW(10, cA0, cA1) FMA_ROW(11, cB0, cB1)
-/* The k loop over whole 32-column rows of B, `rows` the FMA_ROWs of the tile's rows. */
-#define K_STEPS(unroll, rows)                                                                \
+/* The k loop over whole 32-column rows of B, `rows` the FMA_ROWs of the tile's rows,
+ * `prefetch` nothing or PREFETCH_STEP (params->prefetch spread over the loop). */
+#define K_STEPS(unroll, rows, prefetch)                                                      \
     unroll for (size_t p = 0; p < k; p++, a += MR) {                                         \
         const float *bp = B_ROW(b, offsets, p);                                              \
         const __m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_loadu_ps(bp + 16);               \
         __m512 ai;                                                                           \
-        rows                                                                                 \
+        prefetch rows                                                                        \
+    }
+#define PREFETCH_STEP _mm_prefetch(prefetch + p * prefetch_step, _MM_HINT_T0);
+/* A whole tile's k loop, with the prefetch spread over it or without. */
+#define K_STEPS_PREFETCHING(rows)                                                            \
+    if (prefetch_step != 0) {                                                                \
+        K_STEPS(_Pragma("GCC unroll 2"), rows, PREFETCH_STEP)                                \
+    } else {                                                                                 \
+        K_STEPS(_Pragma("GCC unroll 2"), rows, )                                             \
     }
 
 static inline __attribute__((always_inline)) void
@@ -186,6 +195,10 @@ tile(size_t m, size_t n, size_t k, const float *a, const float *b, const int32_t
      * runs over k in order in every loop but one_row's, so a row's bits do not depend on
      * the tile it falls in (the AVX2 kernel's rule: tests/stream tiles pulses otherwise
      * than the whole signal). */
+    /* the prefetch rides along the loops of whole tiles (the loops of short or narrow
+     * tiles are shorter: there the range is asked for at once) */
+    const size_t prefetch_step = ember_f32_gemm_prefetch_start(params, k, m > 4 && n > NR / 2);
+    const char *prefetch = (const char *)params->prefetch;
     if (m == 1) {
         one_row(k, a, b, offsets, &c00, &c01);
     } else if (n <= NR / 2) {
@@ -209,12 +222,14 @@ tile(size_t m, size_t n, size_t k, const float *a, const float *b, const int32_t
             }
         }
     } else if (m <= 4) {
-        K_STEPS(, ROWS_0_3)
+        K_STEPS(, ROWS_0_3, )
     } else if (MR == 8 || m <= 8) {
-        K_STEPS(_Pragma("GCC unroll 2"), ROWS_0_3 ROWS_4_7)
+        K_STEPS_PREFETCHING(ROWS_0_3 ROWS_4_7)
     } else {
-        K_STEPS(_Pragma("GCC unroll 2"), ROWS_0_3 ROWS_4_7 ROWS_8_11)
+        K_STEPS_PREFETCHING(ROWS_0_3 ROWS_4_7 ROWS_8_11)
     }
+#undef K_STEPS_PREFETCHING
+#undef PREFETCH_STEP
 #undef K_STEPS
 #undef ROWS_8_11
 #undef ROWS_4_7
