@@ -105,7 +105,7 @@ def test_gemm_kernels_prefetch_in_their_loops(kernel):
     assert os.path.exists(obj), f"{obj} missing: build the host first (scons)"
     lines = subprocess.run(["objdump", "-d", obj], capture_output=True, text=True,
                            check=True).stdout.splitlines()
-    in_loops = [i for i, line in enumerate(lines) if "prefetcht0" in line and
+    in_loops = [i for i, line in enumerate(lines) if re.search(r"\bprefetcht[012]\b", line) and
                 sum("vfmadd" in later for later in lines[i + 1:i + 30]) >= 8]
     assert in_loops, "no prefetch among the multiply-adds"
 

@@ -82,6 +82,8 @@ typedef struct pass {
     ember_f32_gemm_params tile;          /* this pass's epilogue */
     int last;                            /* the last pass: biases and clamp applied */
     size_t c_next;                       /* params->c_next_bytes on the last pass, else 0 */
+    const char *spread; /* the caller's prefetch, shared out over the walk's tiles, or NULL */
+    size_t tiles, tiles_done; /* of the whole walk */
 } pass;
 
 /* C's rows at least this far apart (half a page) are written in more streams than the
@@ -133,6 +135,15 @@ static EMBER_PREFETCH_ONLY void prefetch_next_call(const pass *w, size_t i, size
         prefetch_c_tile(w, i, j, w->c_next);
 }
 
+/* Share `part` of `parts` of the lines of [from, from + bytes), as the tile's prefetch. */
+static void share_of(pass *w, const char *from, size_t bytes, size_t part, size_t parts)
+{
+    const size_t lines = (bytes + 63) / 64;
+    const size_t first = part * lines / parts, end = (part + 1) * lines / parts;
+    w->tile.prefetch = from + first * 64;
+    w->tile.prefetch_bytes = (end - first) * 64;
+}
+
 /* The tile at row i, column j. B's column tile j, rows [k0, k0 + k_pass), is the packed
  * panel's rows at b + j·k + k0·nr (offsets NULL) or the in-place rows at
  * b + j + offsets[k0 + p]; with k = 0 the panels are empty (maybe NULL) and the kernel
@@ -144,6 +155,8 @@ static inline void tile_at(pass *w, size_t i, size_t j)
     const float *a_panel = w->k ? w->a_packed + i * w->k + w->k0 * mr : w->a_packed;
     const float *b_tile = w->offsets ? w->b + j : w->k ? w->b + j * w->k + w->k0 * nr : w->b;
     float *c_tile = (float *)((char *)w->c + i * w->c_row_stride) + j;
+    if (w->spread != NULL)
+        share_of(w, w->spread, w->params->prefetch_bytes, w->tiles_done++, w->tiles);
     w->tile.bias_row = w->last && w->params->bias_row ? w->params->bias_row + i : NULL;
     w->tile.bias_col = w->last && w->params->bias_col ? w->params->bias_col + j : NULL;
     if (w->offsets)
@@ -152,16 +165,6 @@ static inline void tile_at(pass *w, size_t i, size_t j)
     else
         w->kernel->fn(m_tile, n_tile, w->k_pass, a_panel, b_tile, c_tile, w->c_row_stride,
                       &w->tile);
-}
-
-/* Share `part` of `parts` of the lines of the pass's slice of B's panel at column j, as
- * the tile's prefetch. */
-static void next_panel_share(pass *w, size_t j, size_t part, size_t parts)
-{
-    const size_t lines = (w->k_pass * w->kernel->nr * sizeof(float) + 63) / 64;
-    const size_t first = part * lines / parts, end = (part + 1) * lines / parts;
-    w->tile.prefetch = (const char *)(w->b + j * w->k + w->k0 * w->kernel->nr) + first * 64;
-    w->tile.prefetch_bytes = (end - first) * 64;
 }
 
 /* Rows [i_block, i_end) of a pass: columns outer, each panel down every row of the block
@@ -184,7 +187,8 @@ static void block_of_rows(pass *w, size_t i_block, size_t i_end, int stream_b)
                      * while this one is multiplied, not when its first tile stalls on it;
                      * the kernel spreads its share over its k steps */
                     if (stream_b)
-                        next_panel_share(w, j + nr, t, tiles);
+                        share_of(w, (const char *)(w->b + (j + nr) * w->k + w->k0 * nr),
+                                 w->k_pass * nr * sizeof(float), t, tiles);
                     if (far_rows)
                         prefetch_c_tile(w, i, j + nr, 0);
                 }
@@ -197,6 +201,7 @@ static void block_of_rows(pass *w, size_t i_block, size_t i_end, int stream_b)
         const size_t j_end = w->n - j_span < span ? w->n : j_span + span;
         for (size_t i = i_block; i < i_end; i += mr)
             for (size_t j = j_span; j < j_end; j += nr) {
+                w->tile.prefetch = NULL;
                 prefetch_next_call(w, i, j);
                 tile_at(w, i, j);
             }
@@ -210,11 +215,22 @@ static void walk(const ember_f32_gemm_kernel *kernel, size_t m, size_t n, size_t
                  size_t c_row_stride, const ember_f32_gemm_params *params, int stream_b)
 {
     const size_t block_rows = rows_per_block(kernel->mr, kc, m);
+    const size_t passes = k == 0 ? 1 : (k + kc - 1) / kc;
+    size_t tiles_done = 0;
+    /* the caller's prefetch a share a tile; at once where the tiles prefetch B */
+    const char *spread = EMBER_PREFETCHES && !stream_b ? (const char *)params->prefetch : NULL;
+    if (params->prefetch != NULL && spread == NULL)
+        EMBER_PREFETCH_PART(params->prefetch, params->prefetch_bytes, 0, 1, 2);
     for (size_t k0 = 0; k0 < k || k0 == 0; k0 += kc) {
-        pass w = {kernel, m, n, k, k0, k - k0 < kc ? k - k0 : kc, a_packed, b, offsets, c,
-                  c_row_stride, params, *params, 0, 0};
-        w.last = k0 + w.k_pass >= k;
-        w.c_next = w.last ? params->c_next_bytes : 0;
+        const size_t k_pass = k - k0 < kc ? k - k0 : kc;
+        const int last = k0 + k_pass >= k;
+        pass w = {.kernel = kernel, .m = m, .n = n, .k = k, .k0 = k0, .k_pass = k_pass,
+                  .a_packed = a_packed, .b = b, .offsets = offsets, .c = c,
+                  .c_row_stride = c_row_stride, .params = params, .tile = *params,
+                  .last = last, .c_next = last ? params->c_next_bytes : 0, .spread = spread,
+                  .tiles = passes * ((m + kernel->mr - 1) / kernel->mr) *
+                           ((n + kernel->nr - 1) / kernel->nr),
+                  .tiles_done = tiles_done};
         w.tile.prefetch = NULL; /* the driver's to give, tile by tile */
         if (k0 > 0)
             w.tile.accumulate = 1;
@@ -233,6 +249,7 @@ static void walk(const ember_f32_gemm_kernel *kernel, size_t m, size_t n, size_t
                 i_end = m;
             block_of_rows(&w, i_block, i_end, stream_b);
         }
+        tiles_done = w.tiles_done;
         if (k == 0)
             break;
     }

@@ -184,10 +184,11 @@ typedef struct ember_f32_gemm_params {
      * shape (a conv's next output row), whose tiles the driver prefetches for writing as
      * it multiplies these (ember_f32_gemm_packed / _indirect). Kernels ignore it. */
     size_t c_next_bytes;
-    /* Driver to kernel, NULL for none: bytes the kernel prefetches into L1 as it runs
-     * (ember_f32_gemm_prefetch_start), a line every k step or so, for a tile to come (a
-     * share of B's next panel when B streams from memory). Prefetched by the driver
-     * between tiles, a few hundred lines at once, they filled the core's line fill
+    /* NULL for none: bytes to prefetch into L2 while the call runs. Given to the driver
+     * (say, the next block's filter rows), shared out over the call's tiles; given to a
+     * kernel (a tile's share, or of the next panel of a B streamed from memory), spread
+     * over its k steps, a line a step or so (ember_f32_gemm_prefetch_start). Prefetched
+     * a few hundred lines at once between tiles, they filled the core's line fill
      * buffers and stalled it: x86, ResNet50's 3x3 512 -> 512 at 7x7 spent a fifth of
      * its time on those prefetch instructions. Kernels that do not prefetch ignore it. */
     const void *prefetch;
@@ -205,7 +206,7 @@ static inline size_t ember_f32_gemm_prefetch_start(const ember_f32_gemm_params *
         return 0;
     if (spread && params->prefetch_bytes <= 64 * k)
         return (params->prefetch_bytes + k - 1) / k;
-    EMBER_PREFETCH_PART(params->prefetch, params->prefetch_bytes, 0, 1, 3);
+    EMBER_PREFETCH_PART(params->prefetch, params->prefetch_bytes, 0, 1, 2);
     return 0;
 }
 

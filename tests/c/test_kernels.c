@@ -397,6 +397,10 @@ static void driver_case(const ember_f32_gemm_kernel *kernel,
     fill_random(bias_row, m);
     fill_random(bias_col, n);
     set_epilogue(&g, epilogue, bias_row, bias_col);
+    /* the caller's prefetch (shared out over the tiles, or at once where B streams)
+     * changes nothing */
+    g.params.prefetch = epilogue % 3 == 1 ? (const void *)b : NULL;
+    g.params.prefetch_bytes = k * n * sizeof(float);
 
     /* Row stride exactly n (tile flush left, guards above and below) or wider. */
     const size_t ldc = epilogue % 2 ? n : n + 5;

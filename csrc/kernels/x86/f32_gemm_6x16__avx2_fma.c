@@ -191,7 +191,7 @@ static ALWAYS_INLINE void tile(size_t m, size_t n, size_t k, const float *a, con
         FMA_ROW(3, c30, c31) FMA_ROW(4, c40, c41) FMA_ROW(5, c50, c51)                       \
     }
     if (prefetch_step != 0)
-        K_STEPS(_mm_prefetch(prefetch + p * prefetch_step, _MM_HINT_T0);)
+        K_STEPS(_mm_prefetch(prefetch + p * prefetch_step, _MM_HINT_T1);)
     else
         K_STEPS()
 #undef K_STEPS
