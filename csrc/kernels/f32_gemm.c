@@ -155,7 +155,7 @@ static inline void tile_at(pass *w, size_t i, size_t j)
     const float *a_panel = w->k ? w->a_packed + i * w->k + w->k0 * mr : w->a_packed;
     const float *b_tile = w->offsets ? w->b + j : w->k ? w->b + j * w->k + w->k0 * nr : w->b;
     float *c_tile = (float *)((char *)w->c + i * w->c_row_stride) + j;
-    if (w->spread != NULL)
+    if (EMBER_PREFETCHES && w->spread != NULL) /* (a constant test elsewhere: no cost) */
         share_of(w, w->spread, w->params->prefetch_bytes, w->tiles_done++, w->tiles);
     w->tile.bias_row = w->last && w->params->bias_row ? w->params->bias_row + i : NULL;
     w->tile.bias_col = w->last && w->params->bias_col ? w->params->bias_col + j : NULL;
@@ -180,7 +180,8 @@ static void block_of_rows(pass *w, size_t i_block, size_t i_end, int stream_b)
                               w->k_pass >= EMBER_F32_GEMM_DEEP_PASS);
         for (size_t j = 0; j < w->n; j += nr)
             for (size_t i = i_block, t = 0; i < i_end; i += mr, t++) {
-                w->tile.prefetch = NULL;
+                if (EMBER_PREFETCHES)
+                    w->tile.prefetch = NULL;
                 if (EMBER_PREFETCHES && j + nr < w->n) {
                     /* B streamed from memory (past L2: the filter of a 7×7 conv with the
                      * pixels as rows): the next panel a share per row tile, so it arrives
@@ -201,11 +202,22 @@ static void block_of_rows(pass *w, size_t i_block, size_t i_end, int stream_b)
         const size_t j_end = w->n - j_span < span ? w->n : j_span + span;
         for (size_t i = i_block; i < i_end; i += mr)
             for (size_t j = j_span; j < j_end; j += nr) {
-                w->tile.prefetch = NULL;
+                if (EMBER_PREFETCHES)
+                    w->tile.prefetch = NULL;
                 prefetch_next_call(w, i, j);
                 tile_at(w, i, j);
             }
     }
+}
+
+static size_t passes(size_t k, size_t kc)
+{
+    return k == 0 ? 1 : (k + kc - 1) / kc;
+}
+
+static size_t tiles_of(const ember_f32_gemm_kernel *kernel, size_t m, size_t n)
+{
+    return (m + kernel->mr - 1) / kernel->mr * ((n + kernel->nr - 1) / kernel->nr);
 }
 
 /* The walk of both forms, in passes over K of kc (the last one applies the epilogue; the
@@ -215,7 +227,6 @@ static void walk(const ember_f32_gemm_kernel *kernel, size_t m, size_t n, size_t
                  size_t c_row_stride, const ember_f32_gemm_params *params, int stream_b)
 {
     const size_t block_rows = rows_per_block(kernel->mr, kc, m);
-    const size_t passes = k == 0 ? 1 : (k + kc - 1) / kc;
     size_t tiles_done = 0;
     /* the caller's prefetch a share a tile; at once where the tiles prefetch B */
     const char *spread = EMBER_PREFETCHES && !stream_b ? (const char *)params->prefetch : NULL;
@@ -228,8 +239,7 @@ static void walk(const ember_f32_gemm_kernel *kernel, size_t m, size_t n, size_t
                   .a_packed = a_packed, .b = b, .offsets = offsets, .c = c,
                   .c_row_stride = c_row_stride, .params = params, .tile = *params,
                   .last = last, .c_next = last ? params->c_next_bytes : 0, .spread = spread,
-                  .tiles = passes * ((m + kernel->mr - 1) / kernel->mr) *
-                           ((n + kernel->nr - 1) / kernel->nr),
+                  .tiles = spread == NULL ? 0 : passes(k, kc) * tiles_of(kernel, m, n),
                   .tiles_done = tiles_done};
         w.tile.prefetch = NULL; /* the driver's to give, tile by tile */
         if (k0 > 0)
