@@ -135,13 +135,10 @@ static EMBER_PREFETCH_ONLY void prefetch_next_call(const pass *w, size_t i, size
         prefetch_c_tile(w, i, j, w->c_next);
 }
 
-/* Share `part` of `parts` of the lines of [from, from + bytes), as the tile's prefetch. */
-static void share_of(pass *w, const char *from, size_t bytes, size_t part, size_t parts)
+/* Share `part` of `parts` of [from, from + bytes), as the next tile's prefetch. */
+static void share_of(pass *w, const void *from, size_t bytes, size_t part, size_t parts)
 {
-    const size_t lines = (bytes + 63) / 64;
-    const size_t first = part * lines / parts, end = (part + 1) * lines / parts;
-    w->tile.prefetch = from + first * 64;
-    w->tile.prefetch_bytes = (end - first) * 64;
+    w->tile.prefetch = ember_prefetch_share(from, bytes, part, parts, &w->tile.prefetch_bytes);
 }
 
 /* The tile at row i, column j. B's column tile j, rows [k0, k0 + k_pass), is the packed
@@ -155,7 +152,7 @@ static inline void tile_at(pass *w, size_t i, size_t j)
     const float *a_panel = w->k ? w->a_packed + i * w->k + w->k0 * mr : w->a_packed;
     const float *b_tile = w->offsets ? w->b + j : w->k ? w->b + j * w->k + w->k0 * nr : w->b;
     float *c_tile = (float *)((char *)w->c + i * w->c_row_stride) + j;
-    if (EMBER_PREFETCHES && w->spread != NULL) /* (a constant test elsewhere: no cost) */
+    if (EMBER_PREFETCHES && w->spread != NULL) /* (folded away where nothing prefetches) */
         share_of(w, w->spread, w->params->prefetch_bytes, w->tiles_done++, w->tiles);
     w->tile.bias_row = w->last && w->params->bias_row ? w->params->bias_row + i : NULL;
     w->tile.bias_col = w->last && w->params->bias_col ? w->params->bias_col + j : NULL;
@@ -165,6 +162,8 @@ static inline void tile_at(pass *w, size_t i, size_t j)
     else
         w->kernel->fn(m_tile, n_tile, w->k_pass, a_panel, b_tile, c_tile, w->c_row_stride,
                       &w->tile);
+    if (EMBER_PREFETCHES)
+        w->tile.prefetch = NULL; /* each share is one tile's */
 }
 
 /* Rows [i_block, i_end) of a pass: columns outer, each panel down every row of the block
@@ -180,15 +179,13 @@ static void block_of_rows(pass *w, size_t i_block, size_t i_end, int stream_b)
                               w->k_pass >= EMBER_F32_GEMM_DEEP_PASS);
         for (size_t j = 0; j < w->n; j += nr)
             for (size_t i = i_block, t = 0; i < i_end; i += mr, t++) {
-                if (EMBER_PREFETCHES)
-                    w->tile.prefetch = NULL;
                 if (EMBER_PREFETCHES && j + nr < w->n) {
                     /* B streamed from memory (past L2: the filter of a 7×7 conv with the
                      * pixels as rows): the next panel a share per row tile, so it arrives
                      * while this one is multiplied, not when its first tile stalls on it;
                      * the kernel spreads its share over its k steps */
                     if (stream_b)
-                        share_of(w, (const char *)(w->b + (j + nr) * w->k + w->k0 * nr),
+                        share_of(w, w->b + (j + nr) * w->k + w->k0 * nr,
                                  w->k_pass * nr * sizeof(float), t, tiles);
                     if (far_rows)
                         prefetch_c_tile(w, i, j + nr, 0);
@@ -202,8 +199,6 @@ static void block_of_rows(pass *w, size_t i_block, size_t i_end, int stream_b)
         const size_t j_end = w->n - j_span < span ? w->n : j_span + span;
         for (size_t i = i_block; i < i_end; i += mr)
             for (size_t j = j_span; j < j_end; j += nr) {
-                if (EMBER_PREFETCHES)
-                    w->tile.prefetch = NULL;
                 prefetch_next_call(w, i, j);
                 tile_at(w, i, j);
             }
@@ -231,7 +226,7 @@ static void walk(const ember_f32_gemm_kernel *kernel, size_t m, size_t n, size_t
     /* the caller's prefetch a share a tile; at once where the tiles prefetch B */
     const char *spread = EMBER_PREFETCHES && !stream_b ? (const char *)params->prefetch : NULL;
     if (params->prefetch != NULL && spread == NULL)
-        EMBER_PREFETCH_PART(params->prefetch, params->prefetch_bytes, 0, 1, 2);
+        ember_prefetch_l2(params->prefetch, params->prefetch_bytes);
     for (size_t k0 = 0; k0 < k || k0 == 0; k0 += kc) {
         const size_t k_pass = k - k0 < kc ? k - k0 : kc;
         const int last = k0 + k_pass >= k;

@@ -50,20 +50,25 @@ const char *ember_isa_name(ember_isa isa);
 #define EMBER_ALWAYS_INLINE inline __attribute__((always_inline))
 #define EMBER_PREFETCH_ONLY EMBER_ALWAYS_INLINE
 
-/* Share `part` of `parts` of the 64-byte lines of [from, from + bytes), prefetched for
- * reading at __builtin_prefetch's `locality` (3: into L1, 2: into L2): a range spread
- * over the steps of a loop, each asking for its share ahead of the step that reads it.
- * A macro, as __builtin_prefetch wants its locality constant. */
-#define EMBER_PREFETCH_PART(from, bytes, part, parts, locality)                            \
-    do {                                                                                   \
-        if (EMBER_PREFETCHES) {                                                            \
-            const char *from_ = (const char *)(from);                                      \
-            const size_t lines_ = ((bytes) + 63) / 64;                                     \
-            for (size_t l_ = (part) * lines_ / (parts); l_ < ((part) + 1) * lines_ / (parts); \
-                 l_++)                                                                     \
-                __builtin_prefetch(from_ + l_ * 64, 0, locality);                          \
-        }                                                                                  \
-    } while (0)
+/* Share `part` of `parts` of the 64-byte lines of [from, from + bytes): where it starts,
+ * and in *share_bytes its length (whole lines; the parts cover the range once). A range
+ * is prefetched a share at a time, each ahead of the work that reads it. */
+static inline const char *ember_prefetch_share(const void *from, size_t bytes, size_t part,
+                                               size_t parts, size_t *share_bytes)
+{
+    const size_t lines = (bytes + 63) / 64;
+    const size_t first = part * lines / parts, end = (part + 1) * lines / parts;
+    *share_bytes = (end - first) * 64;
+    return (const char *)from + first * 64;
+}
+
+/* Every line of [from, from + bytes), prefetched into L2 for reading at once (x86 only). */
+static EMBER_PREFETCH_ONLY void ember_prefetch_l2(const void *from, size_t bytes)
+{
+    if (EMBER_PREFETCHES)
+        for (size_t at = 0; at < bytes; at += 64)
+            __builtin_prefetch((const char *)from + at, 0, 2);
+}
 
 /* ---------------------------------------------------------------- f32 pool row */
 
@@ -206,7 +211,7 @@ static inline size_t ember_f32_gemm_prefetch_start(const ember_f32_gemm_params *
         return 0;
     if (spread && params->prefetch_bytes <= 64 * k)
         return (params->prefetch_bytes + k - 1) / k;
-    EMBER_PREFETCH_PART(params->prefetch, params->prefetch_bytes, 0, 1, 2);
+    ember_prefetch_l2(params->prefetch, params->prefetch_bytes);
     return 0;
 }
 

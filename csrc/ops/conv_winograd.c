@@ -395,7 +395,6 @@ static void run_block(const conv_prepared *p, const float *filter, const float *
                       size_t v_stride, size_t first, size_t count, const float *bias,
                       const float *residual, float *out, float *m, float *u, float *work)
 {
-
     const size_t k = (size_t)p->group_in, mr = p->kernel->mr;
     const int64_t step = p->winograd_rows;
     for (int64_t o0 = 0; o0 < p->group_out; o0 += step) {
@@ -409,12 +408,11 @@ static void run_block(const conv_prepared *p, const float *filter, const float *
         transform_filter(p, filter, o0, rows, u);
         for (size_t xi = 0; xi < 16; xi++) {
             /* a sixteenth of the next rows, spread over the GEMM's tiles (x86 only) */
-            const size_t share = next_bytes / 16 / 64 * 64;
-            const size_t bytes = xi < 15 ? share : next_bytes - 15 * share;
-            const ember_f32_gemm_params params = {
-                .min = -INFINITY, .max = INFINITY,
-                .prefetch = bytes > 0 ? (const char *)next + xi * share : NULL,
-                .prefetch_bytes = bytes};
+            size_t bytes;
+            const char *share = ember_prefetch_share(next, next_bytes, xi, 16, &bytes);
+            const ember_f32_gemm_params params = {.min = -INFINITY, .max = INFINITY,
+                                                  .prefetch = bytes > 0 ? share : NULL,
+                                                  .prefetch_bytes = bytes};
             ember_f32_gemm_packed(p->kernel, (size_t)rows, count, k, u + xi * u_stride(p),
                                   v + xi * v_stride, m + xi * m_step, count * sizeof(float),
                                   &params);
