@@ -15,7 +15,7 @@
  * two dims only (NCHW) — has a fast path that computes, per output row and column, the
  * range of window cells inside the input, so its inner loops have no checks (pool_rows.c);
  * stride-1 pools that keep the plane's size go a stack of planes at a time
- * (pool_plane.c).
+ * (pool_plane.c), and so do step-2 pools onto exactly half the plane (pool_step2.c).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -242,11 +242,34 @@ static int same_plane_fits(const pool_attributes *a, int variant, const int64_t 
            g->left >= 0 && g->left < g->kw && g->h > 0 && g->w > 0;
 }
 
-typedef enum { GENERAL, PER_ROW, WHOLE_PLANE } pool_path;
+/* The step-2 path's geometry, when the pool fits it: planar, undilated, step 2 both ways
+ * onto exactly half the input's size, 2- or 3-wide windows starting inside the plane.
+ * `kernel`: the f32_pool_row kernel, where the CPU has a vector one. */
+static int step2_fits(const pool_attributes *a, int variant, const int64_t *in_shape,
+                      const int64_t *out_shape, int rank,
+                      const ember_f32_pool_row_kernel *kernel, ember_pool_step2 *g)
+{
+    if (!planar_rows_fit(a, rank))
+        return 0;
+    const int h = rank - 2, w = rank - 1;
+    *g = (ember_pool_step2){.h = in_shape[h], .w = in_shape[w], .kh = a->window[h],
+                            .kw = a->window[w], .top = a->pad_before[h],
+                            .left = a->pad_before[w], .is_max = variant == MAX_POOL,
+                            .normalize = variant != MAX_POOL && a->normalize,
+                            .divide_inside = a->border == BORDER_IGNORE,
+                            .kernel = kernel->isa == EMBER_ISA_SCALAR ? NULL : kernel->fn};
+    return a->step[h] == 2 && a->step[w] == 2 && g->h == 2 * out_shape[h] &&
+           g->w == 2 * out_shape[w] && g->h >= g->kh && g->w >= g->kw &&
+           (g->kw == 2 || g->kw == 3) && g->top >= 0 && g->top < g->kh && g->left >= 0 &&
+           g->left < g->kw;
+}
+
+typedef enum { GENERAL, PER_ROW, WHOLE_PLANE, STEP2 } pool_path;
 
 typedef struct pool_prepared {
     pool_path path;
     ember_pool_plane plane;     /* WHOLE_PLANE's geometry */
+    ember_pool_step2 step2_planes; /* STEP2's */
     ember_f32_pool_row_fn step2; /* PER_ROW at step 2, 2- or 3-wide windows, or NULL */
     float divisors[];           /* WHOLE_PLANE averages: a plane's divisors (h · w) */
 } pool_prepared;
@@ -291,6 +314,10 @@ static ember_status pool_prepare(ember_prepare_context *ctx, void **out)
         if (divides)
             ember_pool_same_divisors(&g, p->divisors);
         ctx->scratch_bytes = ember_pool_same_scratch_floats(&g) * sizeof(float);
+    } else if (step2_fits(ctx->node->attributes, ctx->node->op->variant, x->shape, y->shape,
+                          x->rank, ctx->kernels->f32_pool_row, &p->step2_planes)) {
+        p->path = STEP2;
+        ctx->scratch_bytes = ember_pool_step2_scratch_floats(&p->step2_planes) * sizeof(float);
     } else if (planar_rows_fit(ctx->node->attributes, x->rank)) {
         p->path = PER_ROW;
         p->step2 = step2_kernel(ctx->kernels->f32_pool_row, ctx->node->attributes, x->rank);
@@ -307,6 +334,11 @@ static void pool_run(const ember_node *node, void *prepared, const ember_op_io *
     if (path == WHOLE_PLANE) {
         ember_pool_same_planes(&p->plane, ember_shape_count(x->shape, x->rank - 2), x->data,
                                p->divisors, y->data, io->scratch);
+        return;
+    }
+    if (path == STEP2) {
+        ember_pool_step2_planes(&p->step2_planes, ember_shape_count(x->shape, x->rank - 2),
+                                x->data, y->data, io->scratch);
         return;
     }
     if (path == PER_ROW) {

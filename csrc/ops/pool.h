@@ -1,7 +1,8 @@
 /*
  * Pool paths shared between pool.c (attributes, the general loop, prepare and run),
- * pool_rows.c (the per-row path) and pool_plane.c (stride-1 pools that keep the plane's
- * size, a stack of planes at a time).
+ * pool_rows.c (the per-row path), pool_plane.c (stride-1 pools that keep the plane's
+ * size, a stack of planes at a time) and pool_step2.c (step-2 pools onto half the plane,
+ * likewise).
  */
 #ifndef EMBER_OPS_POOL_H
 #define EMBER_OPS_POOL_H
@@ -79,5 +80,28 @@ void ember_pool_same_divisors(const ember_pool_plane *g, float *d);
 size_t ember_pool_same_scratch_floats(const ember_pool_plane *g);
 void ember_pool_same_planes(const ember_pool_plane *g, int64_t planes, const float *in,
                             const float *divisors, float *out, float *scratch);
+
+/* One plane's geometry for ember_pool_step2_planes: an h × w input pooled at step 2 into
+ * (h / 2) × (w / 2), h and w even and at least kh and kw, a kh × kw undilated window
+ * (kw 2 or 3), `top` < kh and `left` < kw cells of padding before. */
+typedef struct ember_pool_step2 {
+    int64_t h, w, kh, kw, top, left;
+    int is_max;
+    int normalize;     /* average: divide the sums */
+    int divide_inside; /* by the cells inside the input (border = ignore), else kh · kw */
+    ember_f32_pool_row_fn kernel; /* the windows inside a row, or NULL: the per-row
+                                     path's loop (ember_pool_step_interior) */
+} ember_pool_step2;
+
+/* Pools `planes` consecutive planes of `in` into `out` (pool_step2.c), with scratch of
+ * ember_pool_step2_scratch_floats(g) floats. */
+size_t ember_pool_step2_scratch_floats(const ember_pool_step2 *g);
+void ember_pool_step2_planes(const ember_pool_step2 *g, int64_t planes, const float *in,
+                             float *out, float *scratch);
+
+/* out[i] = (⊕ of the kw (2 or 3) cells from cell[i·sw]) / divisor (sums only; max
+ * ignores it), i < n: the per-row path's interior loop (pool_rows.c). */
+void ember_pool_step_interior(float *out, const float *cell, int64_t n, int64_t kw, int64_t sw,
+                              int is_max, float divisor);
 
 #endif

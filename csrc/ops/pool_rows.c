@@ -83,6 +83,15 @@ static void interior_average(float *restrict out, const float *restrict cell, in
 #undef INTERIOR_BY_STRIDE
 #undef INTERIOR_LOOPS
 
+void ember_pool_step_interior(float *out, const float *cell, int64_t n, int64_t kw, int64_t sw,
+                              int is_max, float divisor)
+{
+    if (is_max)
+        interior_max(out, cell, n, kw, sw);
+    else
+        interior_average(out, cell, n, kw, sw, divisor);
+}
+
 /* The first n outputs of a row of a step-2 pool, whose windows lie inside the row,
  * through the f32_pool_row kernel straight from the window's rows inside the plane: no
  * combined row. (Rows with windows left of the row keep the per-row path: at 7-14

@@ -1,7 +1,7 @@
 """max_pool, avg_pool and box against ref_pool, on hand-written plans through the C runtime
 (the harness of test_ops.py): every path of csrc/ops/pool.c and pool_plane.c — the general
 loop, per row (with the f32_pool_row kernel where the CPU has a vector one), the whole
-plane — for both borders."""
+plane, step 2 onto half the plane — for both borders."""
 import pytest
 
 from test_ops import check, nnef_list, nnef_padding, rand, ref_pool, same_padding
@@ -60,6 +60,21 @@ POOL_CASES = {
                         [1, 1, 1, 1], [1, 1, 1, 1]),
     "same-5x5-asym-stacks": ((1, 700, 4, 3), [1, 1, 5, 5], [(0, 0), (0, 0), (4, 0), (1, 3)],
                              [1, 1, 1, 1], [1, 1, 1, 1]),
+    # step 2 onto exactly half the size (pool_step2.c): the stack taken flat, the windows
+    # a row's end or a plane's edge cuts redone; ResNet's and ShuffleNet's (padded both
+    # sides), Inception v2's (padded after), DenseNet's 2x2; a left padding of 2 (two cut
+    # columns); more planes than a stack (16384 input floats) and a plane past one
+    "half-3x3-s2-pad": ((2, 5, 14, 12), [1, 1, 3, 3], [(0, 0), (0, 0), (1, 1), (1, 1)],
+                        [1, 1, 2, 2], [1, 1, 1, 1]),
+    "half-3x3-s2-after": ((1, 3, 14, 14), [1, 1, 3, 3], [(0, 0), (0, 0), (0, 1), (0, 1)],
+                          [1, 1, 2, 2], [1, 1, 1, 1]),
+    "half-2x2-s2": ((1, 4, 8, 6), [1, 1, 2, 2], [(0, 0)] * 4, [1, 1, 2, 2], [1, 1, 1, 1]),
+    "half-2x3-s2-left2": ((1, 3, 6, 10), [1, 1, 2, 3], [(0, 0), (0, 0), (1, 0), (2, 0)],
+                          [1, 1, 2, 2], [1, 1, 1, 1]),
+    "half-3x3-s2-stacks": ((1, 300, 8, 8), [1, 1, 3, 3], [(0, 0), (0, 0), (1, 1), (1, 1)],
+                           [1, 1, 2, 2], [1, 1, 1, 1]),
+    "half-3x3-s2-big-plane": ((1, 2, 130, 132), [1, 1, 3, 3], [(0, 0), (0, 0), (1, 1), (1, 1)],
+                              [1, 1, 2, 2], [1, 1, 1, 1]),
 }
 
 
