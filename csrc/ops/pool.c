@@ -243,8 +243,8 @@ static int same_plane_fits(const pool_attributes *a, int variant, const int64_t 
 }
 
 /* The step-2 path's geometry, when the pool fits it: planar, undilated, step 2 both ways
- * onto exactly half the input's size, 2- or 3-wide windows starting inside the plane.
- * `kernel`: the f32_pool_row kernel, where the CPU has a vector one. */
+ * onto half the input's width (rounded down), 2- or 3-wide windows starting inside the
+ * plane. `kernel`: the f32_pool_row kernel, where the CPU has a vector one. */
 static int step2_fits(const pool_attributes *a, int variant, const int64_t *in_shape,
                       const int64_t *out_shape, int rank,
                       const ember_f32_pool_row_kernel *kernel, ember_pool_step2 *g)
@@ -252,16 +252,24 @@ static int step2_fits(const pool_attributes *a, int variant, const int64_t *in_s
     if (!planar_rows_fit(a, rank))
         return 0;
     const int h = rank - 2, w = rank - 1;
-    *g = (ember_pool_step2){.h = in_shape[h], .w = in_shape[w], .kh = a->window[h],
+    *g = (ember_pool_step2){.h = in_shape[h], .w = in_shape[w], .out_h = out_shape[h],
+                            .out_w = out_shape[w], .kh = a->window[h],
                             .kw = a->window[w], .top = a->pad_before[h],
                             .left = a->pad_before[w], .is_max = variant == MAX_POOL,
                             .normalize = variant != MAX_POOL && a->normalize,
                             .divide_inside = a->border == BORDER_IGNORE,
                             .kernel = kernel->isa == EMBER_ISA_SCALAR ? NULL : kernel->fn};
-    return a->step[h] == 2 && a->step[w] == 2 && g->h == 2 * out_shape[h] &&
-           g->w == 2 * out_shape[w] && g->h >= g->kh && g->w >= g->kw &&
-           (g->kw == 2 || g->kw == 3) && g->top >= 0 && g->top < g->kh && g->left >= 0 &&
-           g->left < g->kw;
+    /* Where the per-row path runs the vector kernel straight from the input rows (no
+     * padding left) over rows of a whole kernel step or more, its one pass beats this
+     * path's two (x86, bench_ab: SqueezeNet's 128×55×55 1.06x the time here, 64×111×111
+     * 1.08x; but 256×27×27, 13 outputs a row, 0.94x, and Inception v2's 576×14×14 0.56x;
+     * ResNet's 64×112×112, padded left, 0.82x). */
+    const int per_row_kernel = g->kernel != NULL && g->left == 0 && g->out_w >= 16;
+    return !per_row_kernel && a->step[h] == 2 && a->step[w] == 2 && g->out_h > 0 &&
+           g->out_w > 0 &&
+           (g->w == 2 * g->out_w || g->w == 2 * g->out_w + 1) && g->h >= g->kh &&
+           g->w >= g->kw && (g->kw == 2 || g->kw == 3) && g->top >= 0 && g->top < g->kh &&
+           g->left >= 0 && g->left < g->kw && 2 * (g->out_h - 1) - g->top <= g->h - 1;
 }
 
 typedef enum { GENERAL, PER_ROW, WHOLE_PLANE, STEP2 } pool_path;

@@ -81,11 +81,12 @@ size_t ember_pool_same_scratch_floats(const ember_pool_plane *g);
 void ember_pool_same_planes(const ember_pool_plane *g, int64_t planes, const float *in,
                             const float *divisors, float *out, float *scratch);
 
-/* One plane's geometry for ember_pool_step2_planes: an h × w input pooled at step 2 into
- * (h / 2) × (w / 2), h and w even and at least kh and kw, a kh × kw undilated window
- * (kw 2 or 3), `top` < kh and `left` < kw cells of padding before. */
+/* One plane's geometry for ember_pool_step2_planes: an h × w input (at least kh × kw)
+ * pooled at step 2 into out_h × out_w, w = 2·out_w or 2·out_w + 1, by a kh × kw
+ * undilated window (kw 2 or 3) with `top` < kh and `left` < kw cells of padding before,
+ * every window starting inside the plane. */
 typedef struct ember_pool_step2 {
-    int64_t h, w, kh, kw, top, left;
+    int64_t h, w, out_h, out_w, kh, kw, top, left;
     int is_max;
     int normalize;     /* average: divide the sums */
     int divide_inside; /* by the cells inside the input (border = ignore), else kh · kw */

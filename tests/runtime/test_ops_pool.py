@@ -60,7 +60,7 @@ POOL_CASES = {
                         [1, 1, 1, 1], [1, 1, 1, 1]),
     "same-5x5-asym-stacks": ((1, 700, 4, 3), [1, 1, 5, 5], [(0, 0), (0, 0), (4, 0), (1, 3)],
                              [1, 1, 1, 1], [1, 1, 1, 1]),
-    # step 2 onto exactly half the size (pool_step2.c): the stack taken flat, the windows
+    # step 2 onto half the size (pool_step2.c): the stack taken flat, the windows
     # a row's end or a plane's edge cuts redone; ResNet's and ShuffleNet's (padded both
     # sides), Inception v2's (padded after), DenseNet's 2x2; a left padding of 2 (two cut
     # columns); more planes than a stack (16384 input floats) and a plane past one
@@ -75,6 +75,13 @@ POOL_CASES = {
                            [1, 1, 2, 2], [1, 1, 1, 1]),
     "half-3x3-s2-big-plane": ((1, 2, 130, 132), [1, 1, 3, 3], [(0, 0), (0, 0), (1, 1), (1, 1)],
                               [1, 1, 2, 2], [1, 1, 1, 1]),
+    # odd widths (w = 2·ow + 1: SqueezeNet's), the last column of each row kept apart
+    "half-3x3-s2-odd": ((2, 4, 11, 9), [1, 1, 3, 3], [(0, 0)] * 4, [1, 1, 2, 2], [1, 1, 1, 1]),
+    "half-2x2-s2-odd": ((1, 2, 7, 9), [1, 1, 2, 2], [(0, 0)] * 4, [1, 1, 2, 2], [1, 1, 1, 1]),
+    "half-3x3-s2-odd-left": ((1, 3, 10, 13), [1, 1, 3, 3], [(0, 0), (0, 0), (1, 0), (1, 0)],
+                             [1, 1, 2, 2], [1, 1, 1, 1]),
+    "half-3x3-s2-odd-stacks": ((1, 200, 9, 11), [1, 1, 3, 3], [(0, 0)] * 4, [1, 1, 2, 2],
+                               [1, 1, 1, 1]),
 }
 
 
