@@ -21,6 +21,7 @@
 #include "ops/items.h"
 #include "ops/nd.h"
 #include "ops/ops.h"
+#include "ops/reduce.h"
 
 enum { SUM, MEAN, MAX, MIN, PROD };
 
@@ -91,7 +92,7 @@ static int64_t contiguous_block(const reduce_attributes *a, const ember_tensor *
 
 #define LANES 8 /* partial results per block: fixed-length inner loops vectorise at -O2 */
 
-static float reduce_block(const float *in, int64_t n, int is_max)
+float ember_reduce_block(const float *in, int64_t n, int is_max)
 {
     float lanes[LANES];
     for (int k = 0; k < LANES; k++)
@@ -238,7 +239,7 @@ static void reduce_run(const ember_node *node, void *prepared, const ember_op_io
         const float *in = rx->data;
         float *out = io->output->data;
         for (int64_t o = 0; o < outputs; o++) {
-            const float v = reduce_block(in + o * block, block, node->op->variant == MAX);
+            const float v = ember_reduce_block(in + o * block, block, node->op->variant == MAX);
             out[o] = ra->normalize ? v / (float)block : v;
         }
         return;

@@ -40,7 +40,10 @@ POOL_CASES = {
                    [1, 1, 2, 2], [1, 1, 1, 1]),
     "wide-pad2-s1": ((1, 2, 5, 21), [1, 1, 3, 3], [(0, 0), (0, 0), (2, 2), (2, 2)],
                      [1, 1, 1, 1], [1, 1, 1, 1]),
+    # one window over each whole plane: reduced as mean_reduce reduces (reduce.c)
     "global": ((1, 3, 7, 19), [1, 1, 7, 19], [(0, 0)] * 4, [1, 1, 1, 1], [1, 1, 1, 1]),
+    "global-7x7-planes": ((2, 40, 7, 7), [1, 1, 7, 7], [(0, 0)] * 4, [1, 1, 1, 1],
+                          [1, 1, 1, 1]),
     "wide-2x2-s1-pad": ((1, 2, 6, 19), [1, 1, 2, 2], [(0, 0), (0, 0), (1, 0), (0, 1)],
                         [1, 1, 1, 1], [1, 1, 1, 1]),
     # stride 1, the plane's size kept: the whole-plane path (pool_plane.c)
