@@ -73,6 +73,17 @@
  * stay in place there ran slower through im2col: 128 -> 32 at 28×28 1.39x, the 7×7 stem
  * 1.15x, 16 -> 64 at 55×55 1.03x, VGG's 3 -> 64 at 224×224 1.02x. */
 #define COPY_COST_X86 8.0
+/* Refitted with AVX-512 on a Cascade Lake (node times of `ember-run --profile`, im2col vs
+ * in place, medians of 5 alternated runs): the copy weighs more the more taps a window
+ * has, COPY + taps / 2 (12.5 for 3×3, 20.5 for 5×5, 32.5 for 7×7). In place now:
+ * 3×3 64 -> 64 at 28×28 (Inception v2) 0.76x the time, 5×5 16 -> 48 at 13×13 (Inception
+ * v1) 0.78x, AlexNet's 11×11 stride-4 stem 0.78x, ZFNet's 7×7 stride-2 stem 0.87x; still
+ * im2col, as measured: 3×3 64 -> 96 at 14×14 (in place 1.34x), 96 -> 128 at 27×27
+ * (1.10x), 48 -> 192 and 64 -> 256 at 13×13 (1.30x, 1.51x), the stride-2 3×3 convs of
+ * ResNet50 and Inception v2 (1.27-1.80x), ZFNet's 5×5 stride-2 96 -> 256 (1.11x). With
+ * AVX2 (EMBER_ISA=avx2_fma) the 3×3 64 -> 64 at 28×28 ran 1.06x in place: AVX2 keeps
+ * the plain COPY. */
+#define COPY_COST_X86_PER_TAP 0.5
 #define COPY_COST_NEON 15.0
 
 /* The columns the kernel multiplies for n columns: whole tiles, the last one narrow when
@@ -95,7 +106,11 @@ static int in_place_pays(const conv_prepared *p, int64_t width, int phases_used)
      * instructions per 4 steps against 74) */
     const int neon = p->kernel->isa == EMBER_ISA_NEON_AARCH64 ||
                      p->kernel->isa == EMBER_ISA_NEON_ARMV7;
-    const double overhead = neon ? 0.08 : 0.05, copy = neon ? COPY_COST_NEON : COPY_COST_X86;
+    const double overhead = neon ? 0.08 : 0.05;
+    const double copy = neon ? COPY_COST_NEON
+                        : p->kernel->isa == EMBER_ISA_AVX512F
+                            ? COPY_COST_X86 + COPY_COST_X86_PER_TAP * (double)taps
+                            : COPY_COST_X86;
     return (double)rows * ((double)wide * (1.0 + overhead) - (double)columns) <
            copy * (double)columns * (1.0 - (double)phases_used / (double)taps);
 }
