@@ -57,7 +57,7 @@ POOL_CASES = {
                          [1, 1, 1, 1], [1, 1, 1, 1]),
     "same-1x3": ((2, 2, 5, 6), [1, 1, 1, 3], [(0, 0), (0, 0), (0, 0), (1, 1)],
                  [1, 1, 1, 1], [1, 1, 1, 1]),
-    # more planes than one stack holds (8192 floats: 327 of 5×5), the last stack partial,
+    # more planes than one stack holds (4096 floats: 163 of 5×5), the last stack partial,
     # so the flat passes cross planes and stacks
     "same-3x3-stacks": ((2, 400, 5, 5), [1, 1, 3, 3], [(0, 0), (0, 0), (1, 1), (1, 1)],
                         [1, 1, 1, 1], [1, 1, 1, 1]),
