@@ -139,9 +139,22 @@ def test_cross_symbolic_plan_at_two_lengths(arch, tmp_path):
         assert np.load(out).shape == (n, 8 * t)
 
 
+def host_isas():
+    """EMBER_ISA values to run the host's ember-run with: its default, the scalar kernels,
+    and AVX2 where the default is wider (an ISA the CPU lacks is an error)."""
+    isas = ["default", "scalar"]
+    flags = ""
+    if os.path.exists("/proc/cpuinfo"):
+        with open("/proc/cpuinfo") as f:
+            flags = next((line for line in f if line.startswith("flags")), "")
+    if " avx2" in flags and " fma" in flags:
+        isas.append("avx2_fma")
+    return isas
+
+
 def test_pools_match_onnxruntime_with_each_kernel(plans, tmp_path):
-    """The pools plan on the host, with its vector f32_pool_row kernel and with the scalar
-    kernels (the path ARM takes: no kernel, the per-row path's loop), against
+    """The pools plan on the host with each of its f32_pool_row kernels — the default, AVX2,
+    and the scalar ones (the path ARM takes: no kernel, the per-row path's loop) — against
     onnxruntime."""
     import subprocess
     import onnxruntime as ort
@@ -149,8 +162,8 @@ def test_pools_match_onnxruntime_with_each_kernel(plans, tmp_path):
     session = ort.InferenceSession(pools_model().SerializeToString(),
                                    providers=["CPUExecutionProvider"])
     expected = session.run(None, {"x": x})[0]
-    for isa in ("default", "scalar"):
-        env = dict(os.environ, EMBER_ISA="scalar") if isa == "scalar" else None
+    for isa in host_isas():
+        env = dict(os.environ, EMBER_ISA=isa) if isa != "default" else None
         out = str(tmp_path / f"{isa}.npy")
         subprocess.run([HOST_EMBER_RUN, plan, "-i", x_path, "-o", out], check=True,
                        capture_output=True, timeout=300, env=env)
