@@ -424,19 +424,22 @@ static void lstm_row(const direction_run *run, float *z, float *h, float *c)
     if (peep != NULL)
         for (size_t k = 0; k < n; k++)
             i[k] += peep[k] * c[k], f[k] += peep[2 * n + k] * c[k];
-    activate(run->p, &run->f[0], i, n);
+    /* without peepholes o does not wait for c: i, o and f (contiguous) in one call */
+    const int ifo_at_once = peep == NULL && !run->a->input_forget;
+    activate(run->p, &run->f[0], i, ifo_at_once ? 3 * n : n);
     activate(run->p, &run->f[1], g, n);
     if (run->a->input_forget)
         for (size_t k = 0; k < n; k++)
             f[k] = 1.0f - i[k];
-    else
+    else if (!ifo_at_once)
         activate(run->p, &run->f[0], f, n);
     for (size_t k = 0; k < n; k++)
         c[k] = f[k] * c[k] + i[k] * g[k];
     if (peep != NULL)
         for (size_t k = 0; k < n; k++)
             o[k] += peep[n + k] * c[k];
-    activate(run->p, &run->f[0], o, n);
+    if (!ifo_at_once)
+        activate(run->p, &run->f[0], o, n);
     memcpy(h, c, n * sizeof(float));
     activate(run->p, &run->f[2], h, n);
     for (size_t k = 0; k < n; k++)
