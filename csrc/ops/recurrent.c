@@ -557,8 +557,6 @@ static void run_direction(const ember_node *node, const recurrent_prepared *p,
         run.peepholes = (const float *)in[PEEPHOLES]->data + d * 3 * n;
     float *bias = scratch + p->bias;
     fold_bias(in[B], variant, a->linear_before_reset, d, n, bias);
-    ember_f32_pack_a(p->kernel->mr, rows, (size_t)p->in, in[X]->data, (size_t)p->in, 1,
-                     scratch + p->packed_x);
     const ember_f32_gemm_params projection = {.bias_col = bias, .min = -INFINITY,
                                                .max = INFINITY};
     ember_f32_gemm_packed(p->kernel, rows, gh, (size_t)p->in, scratch + p->packed_x, packed_w,
@@ -593,6 +591,9 @@ static void recurrent_run(const ember_node *node, void *prepared, const ember_op
         pack_w(p, variant, io->inputs[W]->data, a->directions, scratch + p->w_scratch);
     if (p->packed_r == NULL)
         pack_r(p, variant, io->inputs[R]->data, a->directions, scratch + p->r_scratch);
+    /* the input, packed once for every direction's projection */
+    ember_f32_pack_a(p->kernel->mr, (size_t)(p->seq * p->batch), (size_t)p->in,
+                     io->inputs[X]->data, (size_t)p->in, 1, scratch + p->packed_x);
     for (int d = 0; d < a->directions; d++)
         run_direction(node, p, io, d, scratch);
 }
