@@ -404,13 +404,17 @@ typedef struct ember_f32_vunary_kernel {
 #define EMBER_F32_VERF_KERNELS_GENERIC(X) X(f32_verf__scalar, EMBER_ISA_SCALAR)
 #if defined(__x86_64__) || defined(_M_X64)
 #define EMBER_F32_VEXP_KERNELS(X)                                                          \
-    EMBER_F32_VEXP_KERNELS_GENERIC(X) X(f32_vexp__avx2_fma, EMBER_ISA_AVX2_FMA)
+    EMBER_F32_VEXP_KERNELS_GENERIC(X) X(f32_vexp__avx2_fma, EMBER_ISA_AVX2_FMA)             \
+    X(f32_vexp__avx512f, EMBER_ISA_AVX512F)
 #define EMBER_F32_VSIGMOID_KERNELS(X)                                                      \
-    EMBER_F32_VSIGMOID_KERNELS_GENERIC(X) X(f32_vsigmoid__avx2_fma, EMBER_ISA_AVX2_FMA)
+    EMBER_F32_VSIGMOID_KERNELS_GENERIC(X) X(f32_vsigmoid__avx2_fma, EMBER_ISA_AVX2_FMA)     \
+    X(f32_vsigmoid__avx512f, EMBER_ISA_AVX512F)
 #define EMBER_F32_VTANH_KERNELS(X)                                                         \
-    EMBER_F32_VTANH_KERNELS_GENERIC(X) X(f32_vtanh__avx2_fma, EMBER_ISA_AVX2_FMA)
+    EMBER_F32_VTANH_KERNELS_GENERIC(X) X(f32_vtanh__avx2_fma, EMBER_ISA_AVX2_FMA)           \
+    X(f32_vtanh__avx512f, EMBER_ISA_AVX512F)
 #define EMBER_F32_VERF_KERNELS(X)                                                          \
-    EMBER_F32_VERF_KERNELS_GENERIC(X) X(f32_verf__avx2_fma, EMBER_ISA_AVX2_FMA)
+    EMBER_F32_VERF_KERNELS_GENERIC(X) X(f32_verf__avx2_fma, EMBER_ISA_AVX2_FMA)             \
+    X(f32_verf__avx512f, EMBER_ISA_AVX512F)
 #elif defined(__aarch64__)
 #define EMBER_F32_VEXP_KERNELS(X)                                                          \
     EMBER_F32_VEXP_KERNELS_GENERIC(X) X(f32_vexp__neon_aarch64, EMBER_ISA_NEON_AARCH64)

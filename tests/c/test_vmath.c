@@ -16,6 +16,8 @@
  *     y inside sentinels (a write outside y[0..n) is caught), and in place (y == x); the
  *     results must equal, bit for bit, the same inputs computed in one long call (lanes
  *     are independent, so the tail path must agree with the vector path).
+ *   - the AVX-512 kernels, which run the AVX2 recipe on 16 lanes: the same bits as the
+ *     AVX2 kernel at every point of the sweeps.
  *   - dispatch: the chosen kernel of each family, and EMBER_ISA.
  *   - the hard-swish epilogue (f32_hard_swish): every kernel bit for bit against its
  *     definition, over strided rows with guards, specials included.
@@ -277,10 +279,24 @@ static size_t sweep_fill(sweep *w, float *x)
     return count;
 }
 
+/* The AVX-512 kernels run the AVX2 ones' recipe lane for lane: counts the points of a
+ * chunk where their bits differ (NaN against NaN is the same). */
+static unsigned long long avx512_differences;
+
+static void compare_with_avx2(const ember_f32_vunary_kernel *kernel, const float *y,
+                              const float *y_avx2, int have_avx2, size_t count)
+{
+    if (kernel->isa != EMBER_ISA_AVX512F || !have_avx2)
+        return;
+    for (size_t i = 0; i < count; i++)
+        if (to_bits(y[i]) != to_bits(y_avx2[i]) && !(isnan(y[i]) && isnan(y_avx2[i])))
+            avx512_differences++;
+}
+
 /* Runs the three sweeps through every usable kernel of the family. */
 static void test_accuracy(const family *f, stats *all, uint32_t stride, uint64_t uniform_points)
 {
-    static float x[CHUNK], y[CHUNK];
+    static float x[CHUNK], y[CHUNK], y_avx2[CHUNK];
     static double ref[CHUNK];
     const uint32_t top = to_bits(128.0f);
     sweep sweeps[3] = {
@@ -295,6 +311,7 @@ static void test_accuracy(const family *f, stats *all, uint32_t stride, uint64_t
             for (size_t i = 0; i < count; i++) {
                 ref[i] = f->reference((double)x[i]);
             }
+            int have_avx2 = 0; /* the AVX2 kernel ran on this chunk (listed before AVX-512) */
             for (size_t k = 0; k < f->count; k++) {
                 const ember_f32_vunary_kernel *kernel = &f->kernels[k];
                 if (!ember_cpu_has(kernel->isa)) {
@@ -305,6 +322,11 @@ static void test_accuracy(const family *f, stats *all, uint32_t stride, uint64_t
                 kernel->fn(count, x, y);
                 for (size_t i = 0; i < count; i++) {
                     measure(&all[k], f, kernel, x[i], y[i], ref[i]);
+                }
+                compare_with_avx2(kernel, y, y_avx2, have_avx2, count);
+                if (kernel->isa == EMBER_ISA_AVX2_FMA) {
+                    memcpy(y_avx2, y, count * sizeof(float));
+                    have_avx2 = 1;
                 }
             }
         }
@@ -568,8 +590,13 @@ int main(int argc, char **argv)
         if (!all) {
             return 2;
         }
+        avx512_differences = 0;
         test_accuracy(f, all, stride, uniform_points);
         report_accuracy(f, all);
+        char what[128];
+        snprintf(what, sizeof what, "%s: the AVX-512 kernel gives the AVX2 kernel's bits "
+                 "(%llu points differ)", f->name, avx512_differences);
+        check(avx512_differences == 0, what);
         free(all);
         for (size_t k = 0; k < f->count; k++) {
             if (ember_cpu_has(f->kernels[k].isa)) {
