@@ -1,86 +1,53 @@
 /*
- * f32_vmath__avx512f.h — the AVX-512 counterparts of f32_vmath__avx2_fma.h's pieces: the
- * exp recipe on one vector of 16 lanes, and the loop (whole vectors, then one masked step).
- * The operations per lane are the AVX2 ones, in the same order. Included only by files
- * compiled with -mavx512f -mfma.
+ * f32_vmath__avx512f.h — the AVX-512F elementwise kernels' vector (16 lanes) and its
+ * operations, the recipes over them (f32_vmath__x86_body.h, as for AVX2: the same
+ * operations per lane, so the same bits), and the loop every kernel runs (whole vectors,
+ * then one masked step). Masks where AVX2 blends on a sign or a compare; the bitwise
+ * float operations through the integer ones (the _ps forms are AVX512DQ). Included only
+ * by files compiled with -mavx512f -mfma.
  */
 #ifndef EMBER_F32_VMATH_AVX512F_H
 #define EMBER_F32_VMATH_AVX512F_H
 
-#include "kernels/f32_vmath_constants.h"
-
 #include <immintrin.h>
 #include <stdint.h>
 
-/* x = n·ln2 + r with n = round(x·log2e) (as a float) and |r| ≲ ln2/2, by Cody–Waite. */
-static inline __m512 ln2_reduce_avx512(__m512 x, const ember_f32_ln2_reduction *k, __m512 *n)
-{
-    const __m512 magic = _mm512_set1_ps(k->round_magic);
-    *n = _mm512_sub_ps(_mm512_fmadd_ps(x, _mm512_set1_ps(k->log2e), magic), magic);
-    const __m512 r = _mm512_fnmadd_ps(*n, _mm512_set1_ps(k->ln2_hi), x);
-    return _mm512_fnmadd_ps(*n, _mm512_set1_ps(k->ln2_lo), r);
-}
+typedef __m512 vf;
+typedef __m512i vi;
+#define vf_set1 _mm512_set1_ps
+#define vf_add _mm512_add_ps
+#define vf_sub _mm512_sub_ps
+#define vf_mul _mm512_mul_ps
+#define vf_div _mm512_div_ps
+#define vf_max _mm512_max_ps
+#define vf_min _mm512_min_ps
+#define vf_fmadd _mm512_fmadd_ps
+#define vf_fnmadd _mm512_fnmadd_ps
+#define vf_to_vi _mm512_cvtps_epi32
+#define vi_as_vf _mm512_castsi512_ps
+#define vi_set1 _mm512_set1_epi32
+#define vi_add _mm512_add_epi32
+#define vi_sub _mm512_sub_epi32
+#define vi_srai _mm512_srai_epi32
+#define vi_slli _mm512_slli_epi32
+#define VF_BITWISE(op, a, b)                                                                 \
+    _mm512_castsi512_ps(op(_mm512_castps_si512(a), _mm512_castps_si512(b)))
+#define vf_or(a, b) VF_BITWISE(_mm512_or_si512, (a), (b))
+#define vf_and(a, b) VF_BITWISE(_mm512_and_si512, (a), (b))
+#define vf_andnot(a, b) VF_BITWISE(_mm512_andnot_si512, (a), (b))
+#define vf_xor(a, b) VF_BITWISE(_mm512_xor_si512, (a), (b))
+#define vf_pick_if_sign(x, a, b)                                                             \
+    _mm512_mask_blend_ps(                                                                    \
+        _mm512_test_epi32_mask(_mm512_castps_si512(x), _mm512_set1_epi32(INT32_MIN)), (a), (b))
+#define vf_pick_if_ge(x, t, a, b)                                                            \
+    _mm512_mask_blend_ps(_mm512_cmp_ps_mask((x), (t), _CMP_GE_OQ), (a), (b))
+#define vf_pick_if_lt(x, t, a, b)                                                            \
+    _mm512_mask_blend_ps(_mm512_cmp_ps_mask((x), (t), _CMP_LT_OQ), (a), (b))
 
-/* 2^n for an integer n with -126 ≤ n ≤ 127, built in the exponent bits. */
-static inline __m512 exp2i_avx512(__m512i n)
-{
-    const __m512i biased = _mm512_add_epi32(n, _mm512_set1_epi32(127));
-    return _mm512_castsi512_ps(_mm512_slli_epi32(biased, 23));
-}
-
-/* exp(x) for each lane: f32_vmath_constants.h, ember_f32_vexp_constants. */
-static inline __m512 exp_avx512(__m512 x)
-{
-    const ember_f32_vexp_constants *k = &ember_f32_vexp_table;
-    /* max/min return their second operand when either is NaN: NaN passes both clamps. */
-    x = _mm512_max_ps(_mm512_set1_ps(k->x_min), x);
-    x = _mm512_min_ps(_mm512_set1_ps(k->x_max), x);
-    __m512 n;
-    const __m512 r = ln2_reduce_avx512(x, &k->reduction, &n);
-    __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(k->c6), r, _mm512_set1_ps(k->c5));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(k->c4));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(k->c3));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(k->c2));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    /* 2^n = 2^(n>>1) · 2^(n - (n>>1)), as in exp_avx2 */
-    const __m512i ni = _mm512_cvtps_epi32(n);
-    const __m512i n1 = _mm512_srai_epi32(ni, 1);
-    const __m512i n2 = _mm512_sub_epi32(ni, n1);
-    return _mm512_mul_ps(_mm512_mul_ps(p, exp2i_avx512(n1)), exp2i_avx512(n2));
-}
-
-/* Bitwise or, and, and-not, xor of float lanes in AVX-512F alone (the _ps forms are
- * AVX512DQ). */
-static inline __m512 or_avx512(__m512 a, __m512 b)
-{
-    return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(a), _mm512_castps_si512(b)));
-}
-
-static inline __m512 and_avx512(__m512 a, __m512 b)
-{
-    return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(a), _mm512_castps_si512(b)));
-}
-
-static inline __m512 andnot_avx512(__m512 a, __m512 b) /* ~a & b */
-{
-    return _mm512_castsi512_ps(
-        _mm512_andnot_si512(_mm512_castps_si512(a), _mm512_castps_si512(b)));
-}
-
-static inline __m512 xor_avx512(__m512 a, __m512 b)
-{
-    return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(a), _mm512_castps_si512(b)));
-}
-
-/* The lanes whose sign bit is set (what AVX2's blendv reads). */
-static inline __mmask16 sign_lanes_avx512(__m512 x)
-{
-    return _mm512_test_epi32_mask(_mm512_castps_si512(x), _mm512_set1_epi32(INT32_MIN));
-}
+#include "kernels/x86/f32_vmath__x86_body.h"
 
 /* The loop of every kernel: whole vectors, then the tail with a mask (masked-off lanes
- * are neither read nor written, nor fault). OP is a function __m512 -> __m512. */
+ * are neither read nor written, nor fault). OP is a function vf -> vf. */
 #define EMBER_F32_VUNARY_LOOP_AVX512(OP, n, x, y)                                            \
     do {                                                                                     \
         for (; (n) >= 16; (n) -= 16, (x) += 16, (y) += 16) {                                 \
