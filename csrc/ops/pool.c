@@ -361,16 +361,11 @@ static void pool_run(const ember_node *node, void *prepared, const ember_op_io *
         return;
     }
     if (path == WHOLE_WINDOW) {
-        const int64_t planes = ember_shape_count(x->shape, x->rank - 2);
-        const int64_t cells = x->shape[x->rank - 2] * x->shape[x->rank - 1];
         const int is_max = node->op->variant == MAX_POOL;
-        const int normalize = !is_max && ((const pool_attributes *)node->attributes)->normalize;
-        const float *in = x->data;
-        float *out = y->data;
-        for (int64_t q = 0; q < planes; q++) {
-            const float v = ember_reduce_block(in + q * cells, cells, is_max);
-            out[q] = normalize ? v / (float)cells : v;
-        }
+        ember_reduce_blocks(x->data, ember_shape_count(x->shape, x->rank - 2),
+                            x->shape[x->rank - 2] * x->shape[x->rank - 1], is_max,
+                            !is_max && ((const pool_attributes *)node->attributes)->normalize,
+                            y->data);
         return;
     }
     if (path == STEP2) {

@@ -61,8 +61,10 @@ static void interior_rows(const ember_pool_step2 *g, int64_t *lo, int64_t *hi)
     *hi = (g->h - g->kh + g->top) / 2;
 }
 
-/* v[x] = ⊕ of rows src, src + w, … (terms of them), x < w: inline, as the interior rows
- * are short (7–56 cells) and many. */
+/* v[x] = ⊕ of rows src, src + w, … (terms of them), x < w: the 3-row case inline, as the
+ * interior rows are short (7–56 cells) and many. pool_plane.c's combine_three folds
+ * alike, but called per row (ember_pool_combine_rows), or even inlined from pool.h
+ * without this one's single source pointer, the step-2 pools took 1.07-1.23x the time. */
 static inline void fold_rows(float *restrict v, const float *restrict src, int64_t w,
                              int64_t terms, int is_max)
 {
@@ -99,8 +101,7 @@ static void vertical(const ember_pool_step2 *g, int64_t planes, const float *in,
                 ember_pool_combine_rows(v, in + (2 * oh - g->top + first) * w, w,
                                         last - first + 1, w, g->is_max);
             }
-            if (w > p)
-                *e = v[p];
+            *e = w > p ? v[p] : 0.0f; /* read only where w > p */
         }
 }
 
@@ -206,8 +207,7 @@ static void horizontal(const ember_pool_step2 *g, int64_t planes, const float *v
     if (f1 <= f0)
         return;
     const float *from = v + 2 * f0 - g->left;
-    const float divisor =
-        g->normalize ? (float)ember_pool_divisor(g->kh * g->kw, g->kh * g->kw, 0) : 1.0f;
+    const float divisor = g->normalize ? (float)(g->kh * g->kw) : 1.0f; /* all inside */
     if (g->kernel != NULL)
         g->kernel((size_t)(f1 - f0), &from, 1, (size_t)g->kw, g->is_max, divisor, out + f0);
     else

@@ -92,7 +92,7 @@ static int64_t contiguous_block(const reduce_attributes *a, const ember_tensor *
 
 #define LANES 8 /* partial results per block: fixed-length inner loops vectorise at -O2 */
 
-float ember_reduce_block(const float *in, int64_t n, int is_max)
+static float reduce_block(const float *in, int64_t n, int is_max)
 {
     float lanes[LANES];
     for (int k = 0; k < LANES; k++)
@@ -112,6 +112,15 @@ float ember_reduce_block(const float *in, int64_t n, int is_max)
     for (; j < n; j++)
         v = is_max ? (in[j] > v ? in[j] : v) : v + in[j];
     return v;
+}
+
+void ember_reduce_blocks(const float *in, int64_t blocks, int64_t block, int is_max,
+                         int normalize, float *out)
+{
+    for (int64_t o = 0; o < blocks; o++) {
+        const float v = reduce_block(in + o * block, block, is_max);
+        out[o] = normalize ? v / (float)block : v;
+    }
 }
 
 /* ---------------------------------------------------------------- every type */
@@ -235,13 +244,8 @@ static void reduce_run(const ember_node *node, void *prepared, const ember_op_io
     const int64_t block = ember_shape_count(rx->shape, rx->rank) > 0
                               ? contiguous_block(ra, rx) : 0;
     if (block > 0) { /* the common case (global pooling): one contiguous block per output */
-        const int64_t outputs = ember_shape_count(io->output->shape, io->output->rank);
-        const float *in = rx->data;
-        float *out = io->output->data;
-        for (int64_t o = 0; o < outputs; o++) {
-            const float v = ember_reduce_block(in + o * block, block, node->op->variant == MAX);
-            out[o] = ra->normalize ? v / (float)block : v;
-        }
+        ember_reduce_blocks(rx->data, ember_shape_count(io->output->shape, io->output->rank),
+                            block, node->op->variant == MAX, ra->normalize, io->output->data);
         return;
     }
     (void)prepared;

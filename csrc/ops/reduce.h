@@ -7,7 +7,9 @@
 
 #include <stdint.h>
 
-/* The max (is_max) or the sum of in[0 .. n), n ≥ 1, in LANES partial results. */
-float ember_reduce_block(const float *in, int64_t n, int is_max);
+/* out[o] = the max (is_max) or the sum of the o-th block of `block` (≥ 1) contiguous
+ * floats of in, divided by `block` when normalize (the mean), for o < blocks. */
+void ember_reduce_blocks(const float *in, int64_t blocks, int64_t block, int is_max,
+                         int normalize, float *out);
 
 #endif
