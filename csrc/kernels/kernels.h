@@ -373,6 +373,19 @@ void ember_f32_gemm_indirect(const ember_f32_gemm_kernel *kernel, size_t m, size
                              const float *a_packed, const float *b, const int32_t *offsets,
                              float *c, size_t c_row_stride, const ember_f32_gemm_params *params);
 
+/*
+ * The GEMV over packed operands (kernel->gemv over b_packed, from ember_f32_pack_b with
+ * this kernel's nr), its panels walked front to back, or with `backward` from the last
+ * to the first: the same bits either way, each y[j] being one panel's sum. Why backward:
+ * a GEMV repeated on a B larger than a cache level (a recurrent layer's R, read every
+ * step) evicts each line front to back before its next use, so every pass misses; a
+ * caller alternating the direction call by call starts each pass on the lines the last
+ * one left cached.
+ */
+void ember_f32_gemv_packed(const ember_f32_gemm_kernel *kernel, size_t n, size_t k,
+                           const float *x, const float *b_packed, float *y,
+                           const ember_f32_gemm_params *params, int backward);
+
 /* ---------------------------------------------------------------- f32 elementwise math */
 
 /*

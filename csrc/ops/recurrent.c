@@ -392,14 +392,16 @@ static int active(const direction_run *run, int64_t t, int64_t item)
 
 /* out = epilogue(rows · R^T) for `columns` gate columns of each batch row (out's row
  * stride `stride`); rows holds batch × H floats. At batch 1 (streaming) a GEMV reads the
- * state in place; a larger batch packs it into packed_h for the GEMM. */
-static void state_product(const recurrent_prepared *p, const float *rows, float *packed_h,
-                          const float *packed_r, size_t columns, float *out, size_t stride,
-                          const ember_f32_gemm_params *params)
+ * state in place, R's panels walked backward at odd steps t: an R past L2 (LSTM 256: 1
+ * MB) then starts each step on what the last left cached (x86, LSTM 256 over 100 steps:
+ * see ember_f32_gemv_packed); a larger batch packs it into packed_h for the GEMM. */
+static void state_product(const recurrent_prepared *p, int64_t t, const float *rows,
+                          float *packed_h, const float *packed_r, size_t columns, float *out,
+                          size_t stride, const ember_f32_gemm_params *params)
 {
     const size_t batch = (size_t)p->batch, h = (size_t)p->h;
     if (batch == 1) {
-        p->kernel->gemv(p->kernel->nr, columns, h, rows, packed_r, out, params);
+        ember_f32_gemv_packed(p->kernel, columns, h, rows, packed_r, out, params, (int)(t & 1));
         return;
     }
     ember_f32_pack_a(p->kernel->mr, batch, h, rows, h, 1, packed_h);
@@ -408,11 +410,12 @@ static void state_product(const recurrent_prepared *p, const float *rows, float 
 }
 
 /* z += rows · R^T (the gates' recurrent part onto the step's input projection). */
-static void add_product(const recurrent_prepared *p, const float *rows, float *packed_h,
-                        const float *packed_r, size_t columns, float *z, size_t stride)
+static void add_product(const recurrent_prepared *p, int64_t t, const float *rows,
+                        float *packed_h, const float *packed_r, size_t columns, float *z,
+                        size_t stride)
 {
     const ember_f32_gemm_params params = {.accumulate = 1, .min = -INFINITY, .max = INFINITY};
-    state_product(p, rows, packed_h, packed_r, columns, z, stride, &params);
+    state_product(p, t, rows, packed_h, packed_r, columns, z, stride, &params);
 }
 
 static void lstm_row(const direction_run *run, float *z, float *h, float *c)
@@ -453,7 +456,7 @@ static void gru_step(const direction_run *run, float *z_rows, int64_t t, float *
     const recurrent_prepared *p = run->p;
     const size_t n = (size_t)p->h, gh = 3 * n, batch = (size_t)p->batch;
     const size_t zr_floats = ember_f32_packed_b_floats(p->kernel->nr, n, 2 * n);
-    add_product(p, run->h, run->packed_h, run->packed_r, 2 * n, z_rows, gh);
+    add_product(p, t, run->h, run->packed_h, run->packed_r, 2 * n, z_rows, gh);
     for (size_t b = 0; b < batch; b++) {
         float *z = z_rows + b * gh;
         clip_span(run->a, z, 2 * n);
@@ -465,13 +468,13 @@ static void gru_step(const direction_run *run, float *z_rows, int64_t t, float *
     if (run->a->linear_before_reset) {
         const ember_f32_gemm_params params = {.bias_col = run->bias_h, .min = -INFINITY,
                                               .max = INFINITY};
-        state_product(p, run->h, run->packed_h, run->packed_r + zr_floats, n, run->temp, n,
-                      &params);
+        state_product(p, t, run->h, run->packed_h, run->packed_r + zr_floats, n, run->temp,
+                      n, &params);
         for (size_t i = 0; i < batch * n; i++)
             z_rows[(i / n) * gh + 2 * n + i % n] += run->reset[i] * run->temp[i];
     } else {
-        add_product(p, run->reset, run->packed_h, run->packed_r + zr_floats, n, z_rows + 2 * n,
-                    gh);
+        add_product(p, t, run->reset, run->packed_h, run->packed_r + zr_floats, n,
+                    z_rows + 2 * n, gh);
     }
     for (size_t b = 0; b < batch; b++) {
         float *z = z_rows + b * gh, *candidate = z + 2 * n, *h = run->h + b * n;
@@ -493,7 +496,7 @@ static void step(const direction_run *run, int variant, float *z_rows, int64_t t
 {
     const recurrent_prepared *p = run->p;
     const size_t n = (size_t)p->h, gh = (size_t)gate_count[variant] * n;
-    add_product(p, run->h, run->packed_h, run->packed_r, gh, z_rows, gh);
+    add_product(p, t, run->h, run->packed_h, run->packed_r, gh, z_rows, gh);
     for (size_t b = 0; b < (size_t)p->batch; b++) {
         float *z = z_rows + b * gh, *h = run->h + b * n, *y = y_rows + b * y_stride;
         if (!active(run, t, (int64_t)b)) {

@@ -8,8 +8,10 @@
  * them faults and the crash handler names the case); y sits between sentinels (a write
  * past y[n) is caught). Tolerance 1e-5 · (Σ|x·b| + |biases| + |y before| + 1): kernels sum
  * in their own order, ARMv7's vmla rounds twice. A NaN in x must give NaN out through a
- * clamp. Prints "dispatch: f32_gemv -> name" and "N passed, M failed" last; exits 1 on
- * any failure.
+ * clamp. Then the driver, ember_f32_gemv_packed, over each GEMM kernel's panels: walked
+ * backward (chunk by chunk from the last, bias_col offset per chunk) it must give the
+ * forward walk's bits, on the same guarded operands. Prints "dispatch: f32_gemv -> name"
+ * and "N passed, M failed" last; exits 1 on any failure.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
@@ -27,6 +29,7 @@
 
 #define SENTINEL 12345.0f
 #define MAX_N (3 * 32 + 1)
+#define DRIVER_MAX_N 300
 
 static float uniform(void)
 {
@@ -125,6 +128,47 @@ static void test_kernel(const char *name, ember_f32_gemv_fn gemv)
     }
 }
 
+/* ember_f32_gemv_packed backward against forward: the same bits, nothing written past y,
+ * at widths that end mid-chunk and mid-panel, with every epilogue. */
+static void test_driver(const ember_f32_gemm_kernel *kernel)
+{
+    static const size_t widths[] = {1, 31, 32, 63, 64, 65, 97, 130, 256, DRIVER_MAX_N};
+    const size_t k = 37;
+    for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++) {
+        const size_t n = widths[w], packed = ember_f32_packed_b_floats(kernel->nr, k, n);
+        float *x = guarded_floats(k), *bias_col = guarded_floats(n), *b = guarded_floats(packed);
+        float *dense = malloc(k * n * sizeof(float)), bias_row = uniform();
+        for (size_t p = 0; p < k; p++)
+            x[p] = uniform();
+        for (size_t i = 0; i < k * n; i++)
+            dense[i] = uniform();
+        for (size_t j = 0; j < n; j++)
+            bias_col[j] = uniform();
+        ember_f32_pack_b(kernel->nr, k, n, dense, n, 1, b);
+        for (int e = 0; e < EPILOGUES; e++) {
+            const ember_f32_gemm_params params = {
+                .bias_row = e & BIAS_ROW ? &bias_row : NULL,
+                .bias_col = e & BIAS_COL ? bias_col : NULL, .accumulate = e & ACCUMULATE,
+                .min = e & CLAMP ? -0.5f : -INFINITY, .max = e & CLAMP ? 0.5f : INFINITY};
+            float forward[DRIVER_MAX_N + 2], backward[DRIVER_MAX_N + 2];
+            for (size_t j = 0; j < n + 2; j++)
+                forward[j] = backward[j] = j == 0 || j == n + 1 ? SENTINEL : (float)j;
+            ember_f32_gemv_packed(kernel, n, k, x, b, forward + 1, &params, 0);
+            ember_f32_gemv_packed(kernel, n, k, x, b, backward + 1, &params, 1);
+            char what[200];
+            snprintf(what, sizeof what, "%s: gemv_packed backward = forward, n %zu epilogue %d",
+                     kernel->name, n, e);
+            check(memcmp(forward, backward, (n + 2) * sizeof(float)) == 0 &&
+                      backward[n + 1] == SENTINEL,
+                  what);
+        }
+        free(dense);
+        guarded_floats_free(x, k);
+        guarded_floats_free(bias_col, n);
+        guarded_floats_free(b, packed);
+    }
+}
+
 int main(void)
 {
     signal(SIGSEGV, on_crash);
@@ -145,6 +189,9 @@ int main(void)
         printf("testing %s\n", kernel->gemv_name);
         test_kernel(kernel->gemv_name, kernel->gemv);
     }
+    for (size_t i = 0; i < ember_f32_gemm_kernel_count; i++)
+        if (ember_cpu_has(ember_f32_gemm_kernels[i].isa))
+            test_driver(&ember_f32_gemm_kernels[i]);
     check(serves(config->f32_gemm->gemv_name, config->f32_gemm->nr),
           "the chosen GEMM kernel's GEMV serves its panel width");
     printf("%lu passed, %lu failed\n", passed, failed);
