@@ -214,32 +214,43 @@ ember_status ember_conv_implicit_prepare(conv_prepared *p, const ember_node *nod
     return EMBER_OK;
 }
 
-/* One row of phase column b: dst[q] = input row `row` at column q·sw + b − pad_left, zero
- * outside the row (or for a row outside the image: row = NULL). */
-static void fill_phase_row(const conv_prepared *p, const float *row, int64_t b, float *dst)
+/* The columns q of phase column b that land inside an input row: q·sw + b − pad_left in
+ * [0, in_w) for q in [*lo, *hi), *hi ≤ the band's width. */
+static void phase_columns(const conv_prepared *p, int64_t b, int64_t *lo, int64_t *hi)
 {
-    const int64_t width = p->band_width, sw = p->stride[1], in_w = p->in_dims[1];
+    const int64_t sw = p->stride[1], in_w = p->in_dims[1];
     const int64_t first_col = b - p->pad_before[1]; /* input column of q = 0 */
-    /* q inside: 0 <= q·sw + first_col < in_w */
-    int64_t lo = first_col >= 0 ? 0 : (-first_col + sw - 1) / sw;
-    int64_t hi = in_w - first_col <= 0 ? 0 : (in_w - first_col + sw - 1) / sw;
-    hi = hi > width ? width : hi;
+    *lo = first_col >= 0 ? 0 : (-first_col + sw - 1) / sw;
+    *hi = in_w - first_col <= 0 ? 0 : (in_w - first_col + sw - 1) / sw;
+    *hi = *hi > p->band_width ? p->band_width : *hi;
+}
+
+/* One row of phase column b: dst[q] = input row `row` at column q·sw + b − pad_left for q
+ * in [lo, hi) (phase_columns), zero elsewhere and for a row outside the image (NULL). */
+static void fill_phase_row(const conv_prepared *p, const float *row, int64_t b, int64_t lo,
+                           int64_t hi, float *dst)
+{
+    const int64_t width = p->band_width, sw = p->stride[1];
     if (row == NULL || lo >= hi) {
         memset(dst, 0, (size_t)width * sizeof(float));
         return;
     }
     memset(dst, 0, (size_t)lo * sizeof(float));
-    ember_conv_copy_strided(dst + lo, row + lo * sw + first_col, hi - lo, sw);
+    ember_conv_copy_strided(dst + lo, row + lo * sw + b - p->pad_before[1], hi - lo, sw);
     memset(dst + hi, 0, (size_t)(width - hi) * sizeof(float));
 }
 
 /* The phase planes of output rows [first, first + band_rows) for every channel of the
  * group; planes no tap reads are skipped, and the nr floats a last tile reads past the
- * band are zeros. */
+ * band are zeros. Each phase column's bounds are found once, not per row (two 64-bit
+ * divisions a row were half this copy's time: x86, a 3×3 conv 16 -> 64 at 55×55). */
 static void fill_band(const conv_prepared *p, const float *in, int64_t first, float *band)
 {
     const int64_t sh = p->stride[0], sw = p->stride[1], width = p->band_width;
     const int64_t rows = p->band_rows + reach(p, 0);
+    int64_t lo[EMBER_CONV_MAX_PHASE_STRIDE], hi[EMBER_CONV_MAX_PHASE_STRIDE];
+    for (int64_t b = 0; b < sw; b++)
+        phase_columns(p, b, &lo[b], &hi[b]);
     for (int64_t c = 0; c < p->group_in; c++, in += p->in_pixels)
         for (int64_t a = 0; a < sh; a++)
             for (int64_t b = 0; b < sw; b++, band += p->phase_floats) {
@@ -248,7 +259,7 @@ static void fill_band(const conv_prepared *p, const float *in, int64_t first, fl
                 for (int64_t r = 0; r < rows; r++) {
                     const int64_t ih = (first + r) * sh + a - p->pad_before[0];
                     const int inside = ih >= 0 && ih < p->in_dims[0];
-                    fill_phase_row(p, inside ? in + ih * p->in_dims[1] : NULL, b,
+                    fill_phase_row(p, inside ? in + ih * p->in_dims[1] : NULL, b, lo[b], hi[b],
                                    band + r * width);
                 }
             }
