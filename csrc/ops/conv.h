@@ -65,6 +65,8 @@ typedef struct conv_prepared {
                                          operands, one per tap */
     int64_t winograd_block;           /* tiles (2×2 output blocks) per pass, multiple of nr */
     int64_t winograd_rows;            /* output channels per filter transform, multiple of mr */
+    int winograd_filter_kept;         /* the filter transformed once a run for every block
+                                         of tiles, not once per block */
     const ember_f32_winograd_kernel *winograd_kernel; /* its transforms */
     int implicit;                     /* 2-d k×k: B read in place from a padded band of input
                                          rows in stride phases (conv_implicit.c), no im2col */

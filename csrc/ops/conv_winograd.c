@@ -25,11 +25,13 @@
  *
  * Cost: the input and output transforms are O(channels × tiles × 16) adds beside the
  * GEMMs' O(in × out × tiles × 16) multiply-adds, so the form pays from a few tens of
- * channels on (see winograd_cost_pays). The filter's transform, O(in × out × 16) per
- * block of tiles, is repeated each run rather than kept: kept, the transformed filter
+ * channels on (see winograd_cost_pays). The filter's transform, O(in × out × 16), is
+ * redone each run rather than kept with the packed weights: kept, the transformed filter
  * took 16/9 the 3×3 one's memory (ResNet50's peak 113 -> 145 MB), and it costs little
- * beside a block's GEMMs (their rows of A are read from memory either way: 9 floats
- * per channel pair now instead of 16).
+ * beside the GEMMs (their rows of A are read from memory either way: 9 floats per
+ * channel pair now instead of 16). Within a run, a transformed filter of at most
+ * FILTER_KEPT_BYTES is made once, into scratch, for every block of tiles; a larger one
+ * is made per block, a block of output channels at a time.
  */
 #include <math.h>
 #include <stdint.h>
@@ -51,6 +53,11 @@
 /* Bytes of the 16 transformed filter rows of one block of output channels (at least one
  * panel of the GEMM's rows): read by its 16 GEMMs from L2. */
 #define FILTER_BLOCK_BYTES (128 * 1024)
+/* A transformed filter up to this size is made once a run, into scratch, for all the
+ * blocks of tiles, instead of once per block (x86, bench_ab, outputs identical: Inception
+ * v2 0.972x the time at 1 MiB, ResNet50 0.987x at 1 MiB and 0.987x again at 2 MiB, where
+ * its 128 -> 128 convs at 28×28 join; arena unchanged but Inception v2's, 4.1 -> 4.9 MB). */
+#define FILTER_KEPT_BYTES (2048 * 1024)
 
 static size_t tiles_of(const conv_prepared *p)
 {
@@ -210,17 +217,33 @@ static size_t u_stride(const conv_prepared *p)
     return ember_conv_padded_stride(a_floats(p, (size_t)p->winograd_rows));
 }
 
+/* Blocks of output channels (winograd_rows each) and the floats of one's 16 U_ξ. */
+static size_t filter_blocks(const conv_prepared *p)
+{
+    return (size_t)((p->group_out + p->winograd_rows - 1) / p->winograd_rows);
+}
+
+static size_t u_block_floats(const conv_prepared *p)
+{
+    return 16 * u_stride(p);
+}
+
 /* Scratch: [V: 16 packed B of a block of tiles][M: 16 results of a block of output
- * channels × tiles][U: 16 packed A of a block of output channels][work]. */
+ * channels × tiles][U: 16 packed A of a block of output channels, or of every block when
+ * the filter is kept][work]. */
 void ember_conv_winograd_prepare(conv_prepared *p, const ember_f32_winograd_kernel *kernel,
                                  size_t *scratch_bytes)
 {
     p->winograd_kernel = kernel;
     p->winograd_rows = filter_rows(p);
     p->winograd_block = (int64_t)block_tiles(p, p->winograd_rows);
+    const size_t kept_floats = filter_blocks(p) * u_block_floats(p);
+    p->winograd_filter_kept = tiles_of(p) > (size_t)p->winograd_block &&
+                              kept_floats * sizeof(float) <= FILTER_KEPT_BYTES;
     *scratch_bytes = (16 * v_xi_stride(p) +
                       16 * m_xi_stride(p->winograd_rows, (size_t)p->winograd_block) +
-                      16 * u_stride(p) + work_floats(p)) *
+                      (p->winograd_filter_kept ? kept_floats : u_block_floats(p)) +
+                      work_floats(p)) *
                      sizeof(float);
 }
 
@@ -393,7 +416,7 @@ static void transform_filter(const conv_prepared *p, const float *filter, int64_
  */
 static void run_block(const conv_prepared *p, const float *filter, const float *v,
                       size_t v_stride, size_t first, size_t count, const float *bias,
-                      const float *residual, float *out, float *m, float *u, float *work)
+                      const float *residual, float *out, float *m, float *u_all, float *work)
 {
     const size_t k = (size_t)p->group_in, mr = p->kernel->mr;
     const int64_t step = p->winograd_rows;
@@ -402,10 +425,16 @@ static void run_block(const conv_prepared *p, const float *filter, const float *
         const int64_t next_rows = p->group_out - o0 - rows < step ? p->group_out - o0 - rows
                                                                   : step;
         const float *next = filter + (size_t)(o0 + rows) / mr * panel_floats(p);
-        const size_t next_bytes = ((size_t)next_rows + mr - 1) / mr * panel_floats(p) *
-                                  sizeof(float);
+        /* a kept filter is in scratch already: nothing to fetch */
+        const size_t next_bytes = p->winograd_filter_kept ? 0
+                                  : ((size_t)next_rows + mr - 1) / mr * panel_floats(p) *
+                                        sizeof(float);
         const size_t m_step = m_xi_stride(rows, count);
-        transform_filter(p, filter, o0, rows, u);
+        float *u = u_all;
+        if (p->winograd_filter_kept)
+            u += (size_t)(o0 / step) * u_block_floats(p);
+        else
+            transform_filter(p, filter, o0, rows, u);
         for (size_t xi = 0; xi < 16; xi++) {
             /* a sixteenth of the next rows, spread over the GEMM's tiles (x86 only) */
             size_t bytes;
@@ -429,7 +458,13 @@ void ember_conv_winograd_run(const conv_prepared *p, const float *in, const floa
     const size_t v_stride = v_xi_stride(p);
     float *v = scratch, *m = v + 16 * v_stride;
     float *u = m + 16 * m_xi_stride(p->winograd_rows, block);
-    float *work = u + 16 * u_stride(p);
+    float *work = u + (p->winograd_filter_kept ? filter_blocks(p) : 1) * u_block_floats(p);
+    if (p->winograd_filter_kept)
+        for (int64_t o0 = 0; o0 < p->group_out; o0 += p->winograd_rows)
+            transform_filter(p, filter, o0,
+                             p->group_out - o0 < p->winograd_rows ? p->group_out - o0
+                                                                  : p->winograd_rows,
+                             u + (size_t)(o0 / p->winograd_rows) * u_block_floats(p));
     for (size_t first = 0; first < tiles; first += block) {
         const size_t count = tiles - first < block ? tiles - first : block;
         transform_input(p, in, first, count, v, v_stride, work);

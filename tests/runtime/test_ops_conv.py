@@ -118,6 +118,10 @@ CONV_CASES = {
     "winograd-7x7": ((1, 512, 7, 7), (64, 512, 3, 3), 1, [(1, 1), (1, 1)], [1, 1], [1, 1]),
     "winograd-12-row-panels": ((1, 256, 21, 19), (48, 256, 3, 3), 1, [(1, 1), (1, 1)],
                                [1, 1], [1, 1]),
+    # two blocks of tiles under a transformed filter past FILTER_KEPT_BYTES (4 MiB): the
+    # filter transformed again per block (the cases above keep theirs for the run)
+    "winograd-filter-not-kept": ((1, 256, 18, 18), (256, 256, 3, 3), 1, [(1, 1), (1, 1)],
+                                 [1, 1], [1, 1]),
     "im2col-many-outputs": ((1, 8, 9, 9), (260, 8, 3, 3), 1, [(1, 1), (1, 1)], [1, 1], [1, 1]),
     # a filter past L2 (conv.c's IM2COL_FILTER_STREAMED_BYTES): blocks of 512 KiB, several
     "im2col-filter-past-l2": ((1, 64, 80, 75), (240, 64, 3, 3), 1, [(1, 1), (0, 1)], [2, 2],
