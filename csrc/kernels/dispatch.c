@@ -145,7 +145,7 @@ const ember_f32_gemm_kernel *ember_f32_gemm_for_rows(const ember_f32_gemm_kernel
         const ember_f32_gemm_kernel *taller = &ember_f32_gemm_kernels[i];
         const size_t empty = (m + taller->mr - 1) / taller->mr * taller->mr - m;
         if (taller->isa == kernel->isa && taller->nr == kernel->nr && taller->mr > kernel->mr &&
-            m >= taller->mr && empty * 20 <= m)
+            m >= taller->mr && (empty * 20 <= m || m % kernel->mr != 0))
             return taller;
     }
     return kernel;

@@ -330,7 +330,11 @@ extern const size_t ember_f32_gemm_kernel_count;
  * last tile leaves at most 1/20 of m empty (x86 AVX-512: the 12-row kernel for 12, 24,
  * 96, 128, 256, 512 … rows, not 16, 32 or 64; bench_ab on Cascade Lake, every conv so
  * chosen: ResNet50 0.968x the time, Inception v2 0.973x, SqueezeNet 0.983x, DenseNet121
- * 0.989x; with 64 too, ResNet50 0.951x but SqueezeNet 0.995x and DenseNet121 1.008x). */
+ * 0.989x; with 64 too, ResNet50 0.951x but SqueezeNet 0.995x and DenseNet121 1.008x), or
+ * whose rows leave `kernel` a partial last tile too (m not a multiple of its mr: then the
+ * taller's whole tiles are the cheaper ones; ShuffleNet's convs of 28, 34 and 68 rows,
+ * 0.98x the time). Every conv with m a multiple of 8 keeps its kernel: all 12 rows for
+ * every m of 12 or more took SqueezeNet 1.01-1.03x, MobileNetV2 1.015x. */
 const ember_f32_gemm_kernel *ember_f32_gemm_for_rows(const ember_f32_gemm_kernel *kernel,
                                                      size_t m);
 

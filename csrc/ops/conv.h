@@ -243,6 +243,9 @@ void ember_conv_pack_filter_as_b(const conv_prepared *p, const float *filter, fl
 void ember_conv_one_pixel_run(const conv_prepared *p, const float *input, const float *bias,
                               const float *residual, float *output, float *taps);
 int ember_conv_few_pixels_pays(const conv_prepared *p);
+/* The columns the kernel multiplies for n columns: whole tiles, the last one narrow when
+ * it fits the kernel's narrow path (AVX-512: 112 pixels cost 3 tiles and a half). */
+int64_t ember_conv_tile_columns(const conv_prepared *p, int64_t n);
 size_t ember_conv_few_pixels_scratch(const conv_prepared *p);
 void ember_conv_few_pixels_run(const conv_prepared *p, const float *in, const float *filter,
                                const float *bias, const float *residual, float *out,

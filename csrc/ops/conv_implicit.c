@@ -44,7 +44,7 @@
  * wide columns (the W − out_w past each row, rounded to whole tiles) and each multiply-add
  * costs a share more (the offset table): so with M rows, N columns (both counted as the
  * kernel multiplies them: whole tiles, the last one narrow where the kernel has a narrow
- * path, tile_columns):
+ * path, ember_conv_tile_columns):
  *
  *   in place pays  ⇔  M·(N_wide·(1 + overhead) − N) < COPY·N·(1 − phases / taps)
  *
@@ -86,9 +86,7 @@
 #define COPY_COST_X86_PER_TAP 0.5
 #define COPY_COST_NEON 15.0
 
-/* The columns the kernel multiplies for n columns: whole tiles, the last one narrow when
- * it fits the kernel's narrow path (AVX-512: 112 pixels cost 3 tiles and a half). */
-static int64_t tile_columns(const conv_prepared *p, int64_t n)
+int64_t ember_conv_tile_columns(const conv_prepared *p, int64_t n)
 {
     const int64_t nr = (int64_t)p->kernel->nr, narrow = (int64_t)p->kernel->narrow_nr;
     const int64_t rest = n % nr;
@@ -99,8 +97,9 @@ static int in_place_pays(const conv_prepared *p, int64_t width, int phases_used)
 {
     const int64_t mr = (int64_t)p->kernel->mr;
     const int64_t rows = (p->group_out + mr - 1) / mr * mr;
-    const int64_t columns = tile_columns(p, p->out_pixels);
-    const int64_t wide = tile_columns(p, (p->out_dims[0] - 1) * width + p->out_dims[1]);
+    const int64_t columns = ember_conv_tile_columns(p, p->out_pixels);
+    const int64_t wide =
+        ember_conv_tile_columns(p, (p->out_dims[0] - 1) * width + p->out_dims[1]);
     const int64_t taps = p->kernel_dims[0] * p->kernel_dims[1];
     /* the offset load and address add: ~1/20 of x86's k step, ~1/12 of NEON's (80
      * instructions per 4 steps against 74) */
@@ -181,7 +180,8 @@ int ember_conv_lay_out_bands(conv_prepared *p, int64_t rows)
 static int rows_direct_pays(const conv_prepared *p)
 {
     const int64_t rows = p->band_rows, out_w = p->out_dims[1];
-    return rows * tile_columns(p, out_w) <= tile_columns(p, (rows - 1) * p->band_width + out_w);
+    return rows * ember_conv_tile_columns(p, out_w) <=
+           ember_conv_tile_columns(p, (rows - 1) * p->band_width + out_w);
 }
 
 /* Whether the conv runs this way, and then its band geometry, offsets and scratch (with a

@@ -129,12 +129,13 @@ CONV_CASES = {
     "pointwise-filter-past-l2": ((1, 600, 31, 30), (240, 600, 1, 1), 1, [(0, 0), (0, 0)],
                                  [1, 1], [1, 1]),
     "im2col-stride5": ((1, 3, 23, 21), (4, 3, 3, 3), 1, [(1, 1), (1, 1)], [5, 5], [1, 1]),
-    # few output pixels (conv_few_pixels.c): pixels as the GEMM's rows
-    "few-pixels-3x3": ((1, 20, 7, 7), (96, 20, 3, 3), 1, [(1, 1), (1, 1)], [1, 1], [1, 1]),
-    "few-pixels-pointwise-batch2": ((2, 30, 7, 7), (100, 30, 1, 1), 1, [(0, 0), (0, 0)],
+    # few output pixels (conv_few_pixels.c): pixels as the GEMM's rows, with channel
+    # counts for which that pays on AVX-512 and on AVX2 (330: a narrow last column tile)
+    "few-pixels-3x3": ((1, 20, 7, 7), (224, 20, 3, 3), 1, [(1, 1), (1, 1)], [1, 1], [1, 1]),
+    "few-pixels-pointwise-batch2": ((2, 30, 7, 7), (330, 30, 1, 1), 1, [(0, 0), (0, 0)],
                                     [1, 1], [1, 1]),
-    "few-pixels-grouped": ((1, 16, 7, 7), (192, 8, 3, 3), 2, [(1, 1), (1, 1)], [1, 1], [1, 1]),
-    "few-pixels-strided": ((1, 8, 13, 13), (90, 8, 3, 3), 1, [(1, 1), (1, 1)], [2, 2], [1, 1]),
+    "few-pixels-grouped": ((1, 16, 7, 7), (448, 8, 3, 3), 2, [(1, 1), (1, 1)], [1, 1], [1, 1]),
+    "few-pixels-strided": ((1, 8, 13, 13), (320, 8, 3, 3), 1, [(1, 1), (1, 1)], [2, 2], [1, 1]),
     # one output pixel: the transposed GEMM of conv.c's one_pixel
     "one-pixel-2d-padded": ((2, 5, 3, 3), (7, 5, 3, 3), 1, [(1, 0), (0, 1)], [2, 2], [1, 1]),
     "one-pixel-grouped-dilated": ((1, 6, 6), (10, 3, 3), 2, [(1, 0)], [1], [3]),
