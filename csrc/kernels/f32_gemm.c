@@ -288,15 +288,14 @@ void ember_f32_gemv_packed(const ember_f32_gemm_kernel *kernel, size_t n, size_t
                            const float *x, const float *b_packed, float *y,
                            const ember_f32_gemm_params *params, int backward)
 {
-    const size_t nr = kernel->nr;
-    if (!backward || n <= nr) {
-        kernel->gemv(nr, n, k, x, b_packed, y, params);
-        return;
-    }
     /* a call per chunk of 64 columns (whole panels), the chunks from the last. Chunks
      * of 32 columns (x86, one AVX-512 panel) left a GRU whose R fits L2 at 1.006x a
      * forward walk, 64 at 0.96-0.98x, 128 and 256 at 0.93-1.08x (bench_ab, runs apart). */
-    const size_t chunk = (64 + nr - 1) / nr * nr;
+    const size_t nr = kernel->nr, chunk = (64 + nr - 1) / nr * nr;
+    if (!backward || n <= chunk) {
+        kernel->gemv(nr, n, k, x, b_packed, y, params);
+        return;
+    }
     ember_f32_gemm_params part = *params;
     for (size_t j = (n - 1) / chunk * chunk;; j -= chunk) {
         part.bias_col = params->bias_col ? params->bias_col + j : NULL;

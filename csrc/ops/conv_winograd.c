@@ -228,6 +228,25 @@ static size_t u_block_floats(const conv_prepared *p)
     return 16 * u_stride(p);
 }
 
+/* The output channels of the block starting at o0 (0 past the last). */
+static int64_t block_rows(const conv_prepared *p, int64_t o0)
+{
+    const int64_t left = p->group_out - o0;
+    return left < p->winograd_rows ? left : p->winograd_rows;
+}
+
+/* The 16 U_ξ of the block starting at o0 in a kept filter's U region. */
+static float *kept_block_u(const conv_prepared *p, float *u, int64_t o0)
+{
+    return u + (size_t)(o0 / p->winograd_rows) * u_block_floats(p);
+}
+
+/* Floats of the U region: one block's 16 U_ξ, or every block's when the filter is kept. */
+static size_t u_region_floats(const conv_prepared *p)
+{
+    return (p->winograd_filter_kept ? filter_blocks(p) : 1) * u_block_floats(p);
+}
+
 /* Scratch: [V: 16 packed B of a block of tiles][M: 16 results of a block of output
  * channels × tiles][U: 16 packed A of a block of output channels, or of every block when
  * the filter is kept][work]. */
@@ -237,13 +256,12 @@ void ember_conv_winograd_prepare(conv_prepared *p, const ember_f32_winograd_kern
     p->winograd_kernel = kernel;
     p->winograd_rows = filter_rows(p);
     p->winograd_block = (int64_t)block_tiles(p, p->winograd_rows);
-    const size_t kept_floats = filter_blocks(p) * u_block_floats(p);
-    p->winograd_filter_kept = tiles_of(p) > (size_t)p->winograd_block &&
-                              kept_floats * sizeof(float) <= FILTER_KEPT_BYTES;
+    p->winograd_filter_kept =
+        tiles_of(p) > (size_t)p->winograd_block &&
+        filter_blocks(p) * u_block_floats(p) * sizeof(float) <= FILTER_KEPT_BYTES;
     *scratch_bytes = (16 * v_xi_stride(p) +
                       16 * m_xi_stride(p->winograd_rows, (size_t)p->winograd_block) +
-                      (p->winograd_filter_kept ? kept_floats : u_block_floats(p)) +
-                      work_floats(p)) *
+                      u_region_floats(p) + work_floats(p)) *
                      sizeof(float);
 }
 
@@ -421,19 +439,15 @@ static void run_block(const conv_prepared *p, const float *filter, const float *
     const size_t k = (size_t)p->group_in, mr = p->kernel->mr;
     const int64_t step = p->winograd_rows;
     for (int64_t o0 = 0; o0 < p->group_out; o0 += step) {
-        const int64_t rows = p->group_out - o0 < step ? p->group_out - o0 : step;
-        const int64_t next_rows = p->group_out - o0 - rows < step ? p->group_out - o0 - rows
-                                                                  : step;
+        const int64_t rows = block_rows(p, o0), next_rows = block_rows(p, o0 + rows);
         const float *next = filter + (size_t)(o0 + rows) / mr * panel_floats(p);
         /* a kept filter is in scratch already: nothing to fetch */
         const size_t next_bytes = p->winograd_filter_kept ? 0
                                   : ((size_t)next_rows + mr - 1) / mr * panel_floats(p) *
                                         sizeof(float);
         const size_t m_step = m_xi_stride(rows, count);
-        float *u = u_all;
-        if (p->winograd_filter_kept)
-            u += (size_t)(o0 / step) * u_block_floats(p);
-        else
+        float *u = p->winograd_filter_kept ? kept_block_u(p, u_all, o0) : u_all;
+        if (!p->winograd_filter_kept)
             transform_filter(p, filter, o0, rows, u);
         for (size_t xi = 0; xi < 16; xi++) {
             /* a sixteenth of the next rows, spread over the GEMM's tiles (x86 only) */
@@ -458,13 +472,10 @@ void ember_conv_winograd_run(const conv_prepared *p, const float *in, const floa
     const size_t v_stride = v_xi_stride(p);
     float *v = scratch, *m = v + 16 * v_stride;
     float *u = m + 16 * m_xi_stride(p->winograd_rows, block);
-    float *work = u + (p->winograd_filter_kept ? filter_blocks(p) : 1) * u_block_floats(p);
+    float *work = u + u_region_floats(p);
     if (p->winograd_filter_kept)
         for (int64_t o0 = 0; o0 < p->group_out; o0 += p->winograd_rows)
-            transform_filter(p, filter, o0,
-                             p->group_out - o0 < p->winograd_rows ? p->group_out - o0
-                                                                  : p->winograd_rows,
-                             u + (size_t)(o0 / p->winograd_rows) * u_block_floats(p));
+            transform_filter(p, filter, o0, block_rows(p, o0), kept_block_u(p, u, o0));
     for (size_t first = 0; first < tiles; first += block) {
         const size_t count = tiles - first < block ? tiles - first : block;
         transform_input(p, in, first, count, v, v_stride, work);
