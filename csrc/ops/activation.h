@@ -1,7 +1,8 @@
 /*
  * The activation functions ONNX's recurrent layers name (ember_lstm, ember_gru,
- * ember_rnn: recurrent.c), applied in place over a span, sigmoid and tanh through the
- * vectorised kernels. Names are ONNX's in lower case; alpha and beta default as ONNX's.
+ * ember_rnn: parsed in recurrent.c, run in recurrent_run.c), applied in place over a
+ * span, sigmoid and tanh through the vectorised kernels. Names are ONNX's in lower case;
+ * alpha and beta default as ONNX's.
  */
 #ifndef EMBER_OPS_ACTIVATION_H
 #define EMBER_OPS_ACTIVATION_H
