@@ -10,8 +10,44 @@
 
 #include "kernels/kernels.h"
 
+#include <stddef.h>
+#include <stdint.h>
+
 /* Tiles per pass of the input transform: its row transforms stay in a stack buffer. */
 #define WINOGRAD_CHUNK 32
+/* Floats of a padded line: the 2n + 2 columns a pass of n ≤ WINOGRAD_CHUNK tiles reads. */
+#define WINOGRAD_LINE (2 * WINOGRAD_CHUNK + 2)
+
+/* A row of a pass of n ≤ WINOGRAD_CHUNK tiles whose patches start at column x0 (tile t's
+ * at x0 + 2t), readable over [0, 2n + 2): the row itself from x0 when those columns lie
+ * inside [0, width), else copied into `line` with zeros outside (all zeros for a NULL
+ * row). Only a pass at the image's edge copies. */
+static inline const float *winograd_line(size_t n, const float *row, ptrdiff_t x0,
+                                         ptrdiff_t width, float *line)
+{
+    const ptrdiff_t span = 2 * (ptrdiff_t)n + 2;
+    if (row != NULL && x0 >= 0 && x0 + span <= width)
+        return row + x0;
+    /* the line's columns [lo, hi) are the row's */
+    ptrdiff_t lo = x0 < 0 ? -x0 : 0, hi = width - x0;
+    lo = lo < span ? lo : span;
+    hi = row == NULL || hi < lo ? lo : hi < span ? hi : span;
+    ptrdiff_t j = 0;
+    for (; j < lo; j++)
+        line[j] = 0.0f;
+    for (; j < hi; j++)
+        line[j] = row[x0 + j];
+    for (; j < span; j++)
+        line[j] = 0.0f;
+    return line;
+}
+
+/* The address of column c of a row, c possibly negative: formed as an integer, as it may
+ * lie before the row's object (a vector kernel's masked-off lanes, never read). */
+static inline const float *winograd_column_address(const float *row, ptrdiff_t c)
+{
+    return (const float *)((uintptr_t)row + (uintptr_t)(c * (ptrdiff_t)sizeof(float)));
+}
 
 /* d B of n ≤ WINOGRAD_CHUNK tiles of one input row: r[q][t] (q < 4) from line[2t + q']. */
 static inline void winograd_row(size_t n, const float *restrict line,
@@ -27,26 +63,46 @@ static inline void winograd_row(size_t n, const float *restrict line,
     }
 }
 
-static inline void winograd_input_body(size_t n, const float *const rows[4], float *v,
-                                       size_t v_stride)
+/* The input transform of n ≤ WINOGRAD_CHUNK tiles from four lines (tile t's patch at
+ * lines[i][2t ..]). */
+static inline void winograd_input_lines(size_t n, const float *const lines[4], float *v,
+                                        size_t v_stride)
+{
+    float r[4][4][WINOGRAD_CHUNK]; /* [input row][column q of d B][tile] */
+    for (size_t i = 0; i < 4; i++)
+        winograd_row(n, lines[i], r[i]);
+    for (size_t q = 0; q < 4; q++) { /* Bᵀ (d B), column q */
+        float *restrict v0 = v + q * v_stride, *restrict v1 = v0 + 4 * v_stride;
+        float *restrict v2 = v1 + 4 * v_stride, *restrict v3 = v2 + 4 * v_stride;
+        const float *restrict r0 = r[0][q], *restrict r1 = r[1][q];
+        const float *restrict r2 = r[2][q], *restrict r3 = r[3][q];
+        for (size_t t = 0; t < n; t++) {
+            v0[t] = r0[t] - r2[t];
+            v1[t] = r1[t] + r2[t];
+            v2[t] = r2[t] - r1[t];
+            v3[t] = r1[t] - r3[t];
+        }
+    }
+}
+
+/* The four lines of the pass of `chunk` tiles from tile t0 (kernels.h's input form). */
+static inline void winograd_pass_lines(size_t chunk, const float *const rows[4], ptrdiff_t x0,
+                                       ptrdiff_t width, size_t t0,
+                                       float (*buffers)[WINOGRAD_LINE], const float *lines[4])
+{
+    for (size_t i = 0; i < 4; i++)
+        lines[i] = winograd_line(chunk, rows[i], x0 + 2 * (ptrdiff_t)t0, width, buffers[i]);
+}
+
+static inline void winograd_input_body(size_t n, const float *const rows[4], ptrdiff_t x0,
+                                       ptrdiff_t width, float *v, size_t v_stride)
 {
     for (size_t t0 = 0; t0 < n; t0 += WINOGRAD_CHUNK) {
         const size_t chunk = n - t0 < WINOGRAD_CHUNK ? n - t0 : WINOGRAD_CHUNK;
-        float r[4][4][WINOGRAD_CHUNK]; /* [input row][column q of d B][tile] */
-        for (size_t i = 0; i < 4; i++)
-            winograd_row(chunk, rows[i] + 2 * t0, r[i]);
-        for (size_t q = 0; q < 4; q++) { /* Bᵀ (d B), column q */
-            float *restrict v0 = v + q * v_stride + t0, *restrict v1 = v0 + 4 * v_stride;
-            float *restrict v2 = v1 + 4 * v_stride, *restrict v3 = v2 + 4 * v_stride;
-            const float *restrict r0 = r[0][q], *restrict r1 = r[1][q];
-            const float *restrict r2 = r[2][q], *restrict r3 = r[3][q];
-            for (size_t t = 0; t < chunk; t++) {
-                v0[t] = r0[t] - r2[t];
-                v1[t] = r1[t] + r2[t];
-                v2[t] = r2[t] - r1[t];
-                v3[t] = r1[t] - r3[t];
-            }
-        }
+        float buffers[4][WINOGRAD_LINE];
+        const float *lines[4];
+        winograd_pass_lines(chunk, rows, x0, width, t0, buffers, lines);
+        winograd_input_lines(chunk, lines, v + t0, v_stride);
     }
 }
 
@@ -159,13 +215,9 @@ static inline void winograd_filter_body(size_t n, const float *g, float *u, size
     }
 }
 
-/* The three entry points of a kernel file, for its ISA suffix. */
-#define EMBER_F32_WINOGRAD_DEFINE(suffix)                                                  \
-    void ember_f32_winograd_input__##suffix(size_t n, const float *const rows[4], float *v, \
-                                            size_t v_stride)                               \
-    {                                                                                      \
-        winograd_input_body(n, rows, v, v_stride);                                         \
-    }                                                                                      \
+/* The output and filter entry points of a kernel file, for its ISA suffix; ..._DEFINE the
+ * three (a file with an input transform of its own uses the first). */
+#define EMBER_F32_WINOGRAD_DEFINE_OUTPUT_FILTER(suffix)                                    \
     void ember_f32_winograd_output__##suffix(size_t n, const float *m, size_t m_stride,   \
                                              float bias, float *y)                         \
     {                                                                                      \
@@ -176,5 +228,14 @@ static inline void winograd_filter_body(size_t n, const float *g, float *u, size
     {                                                                                      \
         winograd_filter_body(n, g, u, u_stride);                                           \
     }
+
+#define EMBER_F32_WINOGRAD_DEFINE(suffix)                                                  \
+    void ember_f32_winograd_input__##suffix(size_t n, const float *const rows[4],         \
+                                            ptrdiff_t x0, ptrdiff_t width, float *v,       \
+                                            size_t v_stride)                               \
+    {                                                                                      \
+        winograd_input_body(n, rows, x0, width, v, v_stride);                              \
+    }                                                                                      \
+    EMBER_F32_WINOGRAD_DEFINE_OUTPUT_FILTER(suffix)
 
 #endif /* EMBER_KERNELS_F32_WINOGRAD_BODY_H */

@@ -487,9 +487,10 @@ extern const size_t ember_f32_verf_kernel_count;
  * The transforms of Winograd's F(2×2, 3×3) (ops/conv_winograd.c), over a run of n tiles
  * (2×2 output blocks) side by side in one row of tiles.
  *
- * Input: V = Bᵀ d B per tile, d its 4×4 input patch: d[i][j] = rows[i][2t + j] for tile
- * t (each row readable over [0, 2n + 2)); V's element (a, b) goes to
- * v[(4a + b) · v_stride + t] — 16 runs of n floats (lanes of packed B panels).
+ * Input: V = Bᵀ d B per tile, d its 4×4 input patch: d[i][j] = rows[i][x0 + 2t + j] for
+ * tile t, a column outside [0, width) or a NULL row reading as zero (the padding: rows
+ * are read over [0, width) only); V's element (a, b) goes to v[(4a + b) · v_stride + t] —
+ * 16 runs of n floats (lanes of packed B panels).
  *   Bᵀ = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]
  *
  * Output: Y = Aᵀ M A + bias per tile, M's element (a, b) at m[(4a + b) · m_stride + t];
@@ -506,7 +507,8 @@ extern const size_t ember_f32_verf_kernel_count;
  * Adds, subtracts and halvings in one fixed order: every kernel gives the scalar one's
  * bits. No alignment required; outputs overlap no input. Pure, thread-safe.
  */
-typedef void (*ember_f32_winograd_input_fn)(size_t n, const float *const rows[4], float *v,
+typedef void (*ember_f32_winograd_input_fn)(size_t n, const float *const rows[4],
+                                            ptrdiff_t x0, ptrdiff_t width, float *v,
                                             size_t v_stride);
 typedef void (*ember_f32_winograd_output_fn)(size_t n, const float *m, size_t m_stride,
                                              float bias, float *y);
@@ -517,28 +519,34 @@ typedef void (*ember_f32_winograd_filter_fn)(size_t n, const float *g, float *u,
 typedef struct ember_f32_winograd_kernel {
     const char *name; /* "f32_winograd__avx2_fma" */
     ember_isa isa;
+    /* 1: the input transform pads in place (masked loads) and is best given the planes'
+     * rows; 0: it copies an edge's rows into padded lines (the body's loops), and is best
+     * given padded lines, which the caller keeps across runs (x0 ≥ 0, width the line's) */
+    int pads_in_place;
     ember_f32_winograd_input_fn input;
     ember_f32_winograd_output_fn output;
     ember_f32_winograd_filter_fn filter;
 } ember_f32_winograd_kernel;
 
-/* X(isa_suffix, isa): ember_f32_winograd_{input,output,filter}__<isa_suffix>, in the file
- * f32_winograd__<isa_suffix>.c. aarch64 has none of its own: the scalar build's loops are
- * vectorised for its NEON by the compiler. armv7's NEON is not IEEE (it flushes
+/* X(isa_suffix, isa, pads_in_place): ember_f32_winograd_{input,output,filter}__<isa_suffix>,
+ * in the file f32_winograd__<isa_suffix>.c. aarch64 has none of its own: the scalar build's
+ * loops are vectorised for its NEON by the compiler. armv7's NEON is not IEEE (it flushes
  * subnormals), so GCC leaves them scalar there: its kernel is written in intrinsics. */
-#define EMBER_F32_WINOGRAD_KERNELS_GENERIC(X) X(scalar, EMBER_ISA_SCALAR)
+#define EMBER_F32_WINOGRAD_KERNELS_GENERIC(X) X(scalar, EMBER_ISA_SCALAR, 0)
 #if defined(__x86_64__) || defined(_M_X64)
 #define EMBER_F32_WINOGRAD_KERNELS(X)                                                      \
-    EMBER_F32_WINOGRAD_KERNELS_GENERIC(X) X(avx2_fma, EMBER_ISA_AVX2_FMA)
+    EMBER_F32_WINOGRAD_KERNELS_GENERIC(X)                                                  \
+    X(avx2_fma, EMBER_ISA_AVX2_FMA, 1) X(avx512f, EMBER_ISA_AVX512F, 1)
 #elif defined(__arm__) && defined(__ARM_NEON)
 #define EMBER_F32_WINOGRAD_KERNELS(X)                                                      \
-    EMBER_F32_WINOGRAD_KERNELS_GENERIC(X) X(neon_armv7, EMBER_ISA_NEON_ARMV7)
+    EMBER_F32_WINOGRAD_KERNELS_GENERIC(X) X(neon_armv7, EMBER_ISA_NEON_ARMV7, 0)
 #else
 #define EMBER_F32_WINOGRAD_KERNELS(X) EMBER_F32_WINOGRAD_KERNELS_GENERIC(X)
 #endif
 
-#define EMBER_DECLARE_F32_WINOGRAD(suffix, isa)                                            \
-    void ember_f32_winograd_input__##suffix(size_t n, const float *const rows[4], float *v, \
+#define EMBER_DECLARE_F32_WINOGRAD(suffix, isa, pads_in_place)                             \
+    void ember_f32_winograd_input__##suffix(size_t n, const float *const rows[4],         \
+                                            ptrdiff_t x0, ptrdiff_t width, float *v,       \
                                             size_t v_stride);                              \
     void ember_f32_winograd_output__##suffix(size_t n, const float *m, size_t m_stride,   \
                                              float bias, float *y);                        \

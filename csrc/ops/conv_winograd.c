@@ -187,8 +187,8 @@ static size_t line_floats(const conv_prepared *p)
     return (size_t)((p->out_dims[1] + 1) / 2 * 2 + 2);
 }
 
-/* The transforms' work space: the input's lines and row transforms, or the output's
- * four results per tile of a block. */
+/* The transforms' work space: the input's padded lines (for a kernel that does not pad
+ * in place) or the output's four results per tile of a block. */
 static size_t work_floats(const conv_prepared *p)
 {
     const size_t input = 4 * line_floats(p);
@@ -311,35 +311,67 @@ static void fill_line(const conv_prepared *p, const float *plane, int64_t y, flo
         memcpy(line + from + left, plane + y * in_w + from, (size_t)(to - from) * sizeof(float));
 }
 
+/* Where a channel's input rows are read from: the plane itself, for a kernel that pads in
+ * place, or four padded lines kept by input row (a tile row's last two are the next
+ * one's first two, so each row is copied once per channel and block). */
+typedef struct {
+    const conv_prepared *p;
+    const float *plane;
+    float *lines; /* NULL: read the plane in place */
+    int64_t held[4]; /* the input row in each line */
+} input_rows;
+
+static void input_rows_start(input_rows *r, const conv_prepared *p, const float *plane,
+                             float *lines)
+{
+    *r = (input_rows){.p = p, .plane = plane, .lines = lines,
+                      .held = {INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN}};
+}
+
+/* The four rows under tile row ty and the kernel's x0 and width for the run from tile
+ * column tx0 (kernels.h's input form). */
+static void input_rows_at(input_rows *r, int64_t ty, int64_t tx0, const float *rows[4],
+                          ptrdiff_t *x0, ptrdiff_t *width)
+{
+    const conv_prepared *p = r->p;
+    for (int i = 0; i < 4; i++) {
+        const int64_t y = 2 * ty + i - p->pad_before[0];
+        if (r->lines == NULL) {
+            rows[i] = y >= 0 && y < p->in_dims[0] ? r->plane + y * p->in_dims[1] : NULL;
+            continue;
+        }
+        const size_t slot = (size_t)((y % 4 + 4) % 4);
+        if (r->held[slot] != y)
+            fill_line(p, r->plane, y, r->lines + slot * line_floats(p));
+        r->held[slot] = y;
+        rows[i] = r->lines + slot * line_floats(p);
+    }
+    *x0 = r->lines == NULL ? (ptrdiff_t)(2 * tx0 - p->pad_before[1]) : (ptrdiff_t)(2 * tx0);
+    *width = r->lines == NULL ? (ptrdiff_t)p->in_dims[1] : (ptrdiff_t)line_floats(p);
+}
+
 /*
  * Bᵀ d B of tiles [first, first + count) of every input channel, into the 16 packed V_ξ
  * (each `v_stride` floats; tile j of the block is column j: panel j / nr, lane j % nr),
- * by runs of tiles within one tile row and one panel. A run's four input rows are padded
- * into lines, four of them kept by input row (a tile row's last two are the next one's
- * first two), so each input row is copied once per channel and block.
+ * by runs of tiles within one tile row and one panel.
  */
 static void transform_input(const conv_prepared *p, const float *in, size_t first,
                             size_t count, float *v, size_t v_stride, float *lines)
 {
     const size_t nr = p->kernel->nr, k = (size_t)p->group_in;
-    const size_t tiles_w = (size_t)(p->out_dims[1] + 1) / 2, width = line_floats(p);
+    const size_t tiles_w = (size_t)(p->out_dims[1] + 1) / 2;
     for (size_t c = 0; c < k; c++, in += p->in_pixels) {
-        int64_t held[4] = {INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN}; /* row per line */
+        input_rows r;
+        input_rows_start(&r, p, in, p->winograd_kernel->pads_in_place ? NULL : lines);
         for (size_t j = 0; j < count;) {
             const size_t ty = (first + j) / tiles_w, tx0 = (first + j) % tiles_w;
             size_t run = row_run(first + j, tiles_w, count - j);
             run = nr - j % nr < run ? nr - j % nr : run;
             const float *rows[4];
-            for (int i = 0; i < 4; i++) {
-                const int64_t y = (int64_t)(2 * ty) + i - p->pad_before[0];
-                const size_t slot = (size_t)((y % 4 + 4) % 4);
-                if (held[slot] != y)
-                    fill_line(p, in, y, lines + slot * width);
-                held[slot] = y;
-                rows[i] = lines + slot * width + 2 * tx0;
-            }
-            p->winograd_kernel->input(run, rows, v + j / nr * nr * k + c * nr + j % nr,
-                                      v_stride);
+            ptrdiff_t x0, width;
+            input_rows_at(&r, (int64_t)ty, (int64_t)tx0, rows, &x0, &width);
+            p->winograd_kernel->input(run, rows, x0, width,
+                                      v + j / nr * nr * k + c * nr + j % nr, v_stride);
             j += run;
         }
     }

@@ -7,9 +7,12 @@
  *
  * For every n in 0..MAX_N (below, at and above every vector width, the input's chunk
  * of 32 tiles and the filter's run of 32 elements): random inputs, each ending exactly
- * at a PROT_NONE page after the floats it may read (the input's 2n + 2 per row, the
- * filter's whole runs); outputs with strides wider than n between sentinels (a write
- * outside the 16 (input, filter) or 4 (output) runs of n is caught). Prints the dispatch
+ * at a PROT_NONE page after the floats it may read (the input's rows of `width`, the
+ * filter's whole runs), the input's rows also starting right after one; the input's
+ * rows at several geometries (patches starting left of the row, inside it, past its
+ * end; a NULL row), whose columns outside the row read as zeros; outputs with strides
+ * wider than n between sentinels (a write outside the 16 (input, filter) or 4 (output)
+ * runs of n is caught). Prints the dispatch
  * choice ("dispatch: f32_winograd -> name"), then "N passed, M failed"; exits 1 on any
  * failure.
  */
@@ -65,6 +68,20 @@ static float *guarded(size_t floats)
     return (float *)(base + data) - floats;
 }
 
+/* `floats` floats starting right after an inaccessible page. */
+static float *guarded_before(size_t floats)
+{
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    const size_t data = (floats * sizeof(float) + page - 1) / page * page;
+    char *base = mmap(NULL, data + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                      -1, 0);
+    if (base == MAP_FAILED || mprotect(base, page, PROT_NONE) != 0) {
+        perror("test_winograd: mmap");
+        exit(2);
+    }
+    return (float *)(base + page);
+}
+
 static const double BT[4][4] = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
 static const double AT[2][4] = {{1, 1, 1, 0}, {0, 1, -1, -1}};
 
@@ -100,13 +117,19 @@ static void check_sixteen_runs(const char *kernel, const char *transform, float 
     free(ref);
 }
 
+/* Column x of a row of `width` (NULL: none), zero outside it. */
+static double column(const float *row, ptrdiff_t x, ptrdiff_t width)
+{
+    return row != NULL && x >= 0 && x < width ? row[x] : 0.0;
+}
+
 static void test_input(const ember_f32_winograd_kernel *k, const ember_f32_winograd_kernel *ref,
-                       size_t n, const float *const rows[4])
+                       size_t n, const float *const rows[4], ptrdiff_t x0, ptrdiff_t width)
 {
     const size_t stride = n + GAP;
     float *v = sixteen_runs(stride), *w = sixteen_runs(stride);
-    k->input(n, rows, v, stride);
-    ref->input(n, rows, w, stride);
+    k->input(n, rows, x0, width, v, stride);
+    ref->input(n, rows, x0, width, w, stride);
     int close = 1;
     for (size_t t = 0; t < n; t++)
         for (int a = 0; a < 4; a++)
@@ -114,11 +137,40 @@ static void test_input(const ember_f32_winograd_kernel *k, const ember_f32_winog
                 double sum = 0.0; /* Bᵀ d B */
                 for (int i = 0; i < 4; i++)
                     for (int j = 0; j < 4; j++)
-                        sum += BT[a][i] * rows[i][2 * t + (size_t)j] * BT[b][j];
+                        sum += BT[a][i] * column(rows[i], x0 + 2 * (ptrdiff_t)t + j, width) *
+                               BT[b][j];
                 close &= fabs(v[(size_t)(4 * a + b) * stride + t] - sum) <= 1e-5 * 8;
             }
     check(close, k->name, "input transform against Bᵀ d B", n);
     check_sixteen_runs(k->name, "input", v, w, n, stride);
+}
+
+/* The input's geometries for n tiles: where the patches start (x0) in a row of `width`
+ * (the padding of a 3×3 conv, both sides or one; inside; past the row's end), and
+ * whether row 1 is NULL (a row of the padding above or below). */
+static void test_input_geometries(const ember_f32_winograd_kernel *k,
+                                  const ember_f32_winograd_kernel *ref, size_t n)
+{
+    const ptrdiff_t span = 2 * (ptrdiff_t)n + 2;
+    const struct {
+        ptrdiff_t x0, width;
+        int null_row;
+    } cases[] = {{-1, span - 1, 0}, {-1, span - 2, 0}, {0, span, 0},  {3, span + 7, 0},
+                 {-2, 3, 0},        {5, 4, 0},          {0, span, 1}, {-1, span - 1, 1}};
+    for (size_t g = 0; g < sizeof cases / sizeof cases[0]; g++)
+        for (int before = 0; before < 2; before++) {
+            const size_t width = (size_t)cases[g].width;
+            const float *rows[4];
+            for (int r = 0; r < 4; r++) {
+                float *row = before ? guarded_before(width) : guarded(width);
+                for (size_t j = 0; j < width; j++)
+                    row[j] = random_float();
+                rows[r] = row;
+            }
+            if (cases[g].null_row)
+                rows[1] = NULL;
+            test_input(k, ref, n, rows, cases[g].x0, cases[g].width);
+        }
 }
 
 static void test_output(const ember_f32_winograd_kernel *k, const ember_f32_winograd_kernel *ref,
@@ -197,14 +249,7 @@ int main(void)
         }
         const int before = failed;
         for (size_t n = 0; n <= MAX_N; n++) {
-            const float *rows[4];
-            for (int r = 0; r < 4; r++) {
-                float *row = guarded(2 * n + 2);
-                for (size_t j = 0; j < 2 * n + 2; j++)
-                    row[j] = random_float();
-                rows[r] = row;
-            }
-            test_input(k, ref, n, rows);
+            test_input_geometries(k, ref, n);
             const size_t m_stride = n + GAP;
             float *m = guarded(16 * m_stride);
             for (size_t j = 0; j < 16 * m_stride; j++)

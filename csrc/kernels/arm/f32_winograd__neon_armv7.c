@@ -21,14 +21,14 @@ static inline void row_transform(const float *line, float32x4_t r[4])
     r[3] = vsubq_f32(lo.val[1], hi.val[1]);
 }
 
-void ember_f32_winograd_input__neon_armv7(size_t n, const float *const rows[4], float *v,
-                                          size_t v_stride)
+/* The input transform of n ≤ WINOGRAD_CHUNK tiles from four padded lines. */
+static void input_lines(size_t n, const float *const lines[4], float *v, size_t v_stride)
 {
     size_t t = 0;
     for (; t + 4 <= n; t += 4) {
         float32x4_t r[4][4]; /* [input row][column q of d B] */
         for (size_t i = 0; i < 4; i++)
-            row_transform(rows[i] + 2 * t, r[i]);
+            row_transform(lines[i] + 2 * t, r[i]);
         for (size_t q = 0; q < 4; q++) { /* Bᵀ (d B), column q */
             vst1q_f32(v + q * v_stride + t, vsubq_f32(r[0][q], r[2][q]));
             vst1q_f32(v + (4 + q) * v_stride + t, vaddq_f32(r[1][q], r[2][q]));
@@ -37,9 +37,21 @@ void ember_f32_winograd_input__neon_armv7(size_t n, const float *const rows[4], 
         }
     }
     if (t < n) {
-        const float *const tail[4] = {rows[0] + 2 * t, rows[1] + 2 * t, rows[2] + 2 * t,
-                                      rows[3] + 2 * t};
-        winograd_input_body(n - t, tail, v + t, v_stride);
+        const float *const tail[4] = {lines[0] + 2 * t, lines[1] + 2 * t, lines[2] + 2 * t,
+                                      lines[3] + 2 * t};
+        winograd_input_lines(n - t, tail, v + t, v_stride);
+    }
+}
+
+void ember_f32_winograd_input__neon_armv7(size_t n, const float *const rows[4], ptrdiff_t x0,
+                                          ptrdiff_t width, float *v, size_t v_stride)
+{
+    for (size_t t0 = 0; t0 < n; t0 += WINOGRAD_CHUNK) {
+        const size_t chunk = n - t0 < WINOGRAD_CHUNK ? n - t0 : WINOGRAD_CHUNK;
+        float buffers[4][WINOGRAD_LINE];
+        const float *lines[4];
+        winograd_pass_lines(chunk, rows, x0, width, t0, buffers, lines);
+        input_lines(chunk, lines, v + t0, v_stride);
     }
 }
 

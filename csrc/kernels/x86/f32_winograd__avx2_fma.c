@@ -1,9 +1,66 @@
 /*
- * f32_winograd__avx2_fma — the Winograd F(2×2, 3×3) transforms of f32_winograd__body.h
- * built for AVX2 (eight floats a vector where the baseline build has four: the input
- * and output transforms took a quarter of a 3×3 256 -> 256 conv at 14×14 with SSE2).
- * Adds and subtracts only, so its bits are the reference's (tests/c/test_winograd.c).
+ * f32_winograd__avx2_fma — the Winograd F(2×2, 3×3) transforms (kernels.h) for AVX2: the
+ * input transform over vectors of eight tiles (f32_winograd_input__x86_body.h), the
+ * output and filter transforms the body's loops (f32_winograd__body.h) at eight floats a
+ * vector where the baseline build has four (the input and output transforms took a
+ * quarter of a 3×3 256 -> 256 conv at 14×14 with SSE2). Adds and subtracts only, so its
+ * bits are the reference's (tests/c/test_winograd.c).
  */
+#include <immintrin.h>
+
 #include "kernels/f32_winograd__body.h"
 
-EMBER_F32_WINOGRAD_DEFINE(avx2_fma)
+typedef __m256 vf;
+typedef __m256i vmask;
+enum { LANES = 8 };
+#define vf_loadu _mm256_loadu_ps
+#define vf_add _mm256_add_ps
+#define vf_sub _mm256_sub_ps
+#define vf_zero _mm256_setzero_ps
+#define vf_store_lanes(p, m, x) _mm256_maskstore_ps((p), (m), (x))
+
+/* Lanes [from, to): all ones where from ≤ lane index < to (bounds clamped to [−1, 8]). */
+static inline vmask vmask_range(ptrdiff_t from, ptrdiff_t to)
+{
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const int lo = from < 0 ? -1 : from > LANES ? LANES : (int)from - 1;
+    const int hi = to < 0 ? 0 : to > LANES ? LANES : (int)to;
+    return _mm256_and_si256(_mm256_cmpgt_epi32(lane, _mm256_set1_epi32(lo)),
+                            _mm256_cmpgt_epi32(_mm256_set1_epi32(hi), lane));
+}
+
+static inline vmask vmask_first(ptrdiff_t count)
+{
+    return vmask_range(0, count);
+}
+
+static inline vf vf_columns(const float *row, ptrdiff_t c, ptrdiff_t width)
+{
+    /* the lanes l with 0 ≤ c + l < width; the others, left or right of the row, are
+     * masked off, and vmaskmovps never faults on a masked-off lane's address */
+    return _mm256_maskload_ps(winograd_column_address(row, c), vmask_range(-c, width - c));
+}
+
+/* vshufps takes lanes 0, 2 (1, 3) of each source per 128-bit half; vpermpd puts the
+ * halves' pairs in order. */
+static inline vf vf_evens(vf a, vf b)
+{
+    return _mm256_castpd_ps(
+        _mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xd8));
+}
+
+static inline vf vf_odds(vf a, vf b)
+{
+    return _mm256_castpd_ps(
+        _mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xdd)), 0xd8));
+}
+
+#include "kernels/x86/f32_winograd_input__x86_body.h"
+
+void ember_f32_winograd_input__avx2_fma(size_t n, const float *const rows[4], ptrdiff_t x0,
+                                        ptrdiff_t width, float *v, size_t v_stride)
+{
+    winograd_input_vectors(n, rows, x0, width, v, v_stride);
+}
+
+EMBER_F32_WINOGRAD_DEFINE_OUTPUT_FILTER(avx2_fma)
