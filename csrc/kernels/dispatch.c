@@ -177,9 +177,9 @@ const ember_f32_dwconv_kernel ember_f32_dwconv_kernels[] = {
 const size_t ember_f32_dwconv_kernel_count =
     sizeof(ember_f32_dwconv_kernels) / sizeof(ember_f32_dwconv_kernels[0]);
 
-#define EMBER_F32_WINOGRAD_ENTRY(suffix, isa, pads_in_place)                               \
-    {"f32_winograd__" #suffix, isa, pads_in_place, ember_f32_winograd_input__##suffix,     \
-     ember_f32_winograd_output__##suffix, ember_f32_winograd_filter__##suffix},
+#define EMBER_F32_WINOGRAD_ENTRY(suffix, isa, in_place, store)                             \
+    {"f32_winograd__" #suffix, isa, in_place, ember_f32_winograd_input__##suffix,          \
+     ember_f32_winograd_output__##suffix, store, ember_f32_winograd_filter__##suffix},
 const ember_f32_winograd_kernel ember_f32_winograd_kernels[] = {
     EMBER_F32_WINOGRAD_KERNELS(EMBER_F32_WINOGRAD_ENTRY)
 };

@@ -94,9 +94,28 @@ static inline void winograd_pass_lines(size_t chunk, const float *const rows[4],
         lines[i] = winograd_line(chunk, rows[i], x0 + 2 * (ptrdiff_t)t0, width, buffers[i]);
 }
 
+/* Whether the rows are readable over the n tiles' columns as they are (padded lines, or a
+ * run inside the image). */
+static inline int winograd_rows_inside(size_t n, const float *const rows[4], ptrdiff_t x0,
+                                       ptrdiff_t width)
+{
+    return rows[0] != NULL && rows[1] != NULL && rows[2] != NULL && rows[3] != NULL &&
+           x0 >= 0 && x0 + 2 * (ptrdiff_t)n + 2 <= width;
+}
+
 static inline void winograd_input_body(size_t n, const float *const rows[4], ptrdiff_t x0,
                                        ptrdiff_t width, float *v, size_t v_stride)
 {
+    if (winograd_rows_inside(n, rows, x0, width)) { /* no line to make: one check a call */
+        for (size_t t0 = 0; t0 < n; t0 += WINOGRAD_CHUNK) {
+            const size_t chunk = n - t0 < WINOGRAD_CHUNK ? n - t0 : WINOGRAD_CHUNK;
+            const ptrdiff_t at = x0 + 2 * (ptrdiff_t)t0;
+            const float *const lines[4] = {rows[0] + at, rows[1] + at, rows[2] + at,
+                                           rows[3] + at};
+            winograd_input_lines(chunk, lines, v + t0, v_stride);
+        }
+        return;
+    }
     for (size_t t0 = 0; t0 < n; t0 += WINOGRAD_CHUNK) {
         const size_t chunk = n - t0 < WINOGRAD_CHUNK ? n - t0 : WINOGRAD_CHUNK;
         float buffers[4][WINOGRAD_LINE];

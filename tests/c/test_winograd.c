@@ -12,7 +12,10 @@
  * rows at several geometries (patches starting left of the row, inside it, past its
  * end; a NULL row), whose columns outside the row read as zeros; outputs with strides
  * wider than n between sentinels (a write outside the 16 (input, filter) or 4 (output)
- * runs of n is caught). Prints the dispatch
+ * runs of n is caught). The x86 kernels' store (the output straight into two image rows,
+ * with a residual and the clamp) against the scalar kernel's output and the caller's
+ * residual and clamp, bit for bit, with a row clipped at the image's edge, a NULL second
+ * row, a residual apart or in place, and NaN outputs. Prints the dispatch
  * choice ("dispatch: f32_winograd -> name"), then "N passed, M failed"; exits 1 on any
  * failure.
  */
@@ -191,7 +194,8 @@ static void test_output(const ember_f32_winograd_kernel *k, const ember_f32_wino
                 for (int a = 0; a < 4; a++)
                     for (int b = 0; b < 4; b++)
                         sum += AT[r][a] * m[(size_t)(4 * a + b) * m_stride + t] * AT[c][b];
-                close &= fabs(y[(size_t)(2 * r + c) * stride + t] - sum) <= 1e-5 * 20;
+                const float got = y[(size_t)(2 * r + c) * stride + t];
+                close &= sum != sum ? got != got : fabs(got - sum) <= 1e-5 * 20;
             }
     check(close, k->name, "output transform against Aᵀ M A + bias", n);
     check(memcmp(y, z, (4 * n + GAP) * sizeof(float)) == 0, k->name,
@@ -202,6 +206,79 @@ static void test_output(const ember_f32_winograd_kernel *k, const ember_f32_wino
     check(kept, k->name, "output transform wrote past its four runs", n);
     free(y);
     free(z);
+}
+
+/* The clamp of ops/conv_winograd.c's store_row: NaN kept. */
+static float clamp(float v, float min, float max)
+{
+    const float low = v < min ? min : v;
+    return low > max ? max : low;
+}
+
+static int same_float(float a, float b)
+{
+    return memcmp(&a, &b, sizeof a) == 0 || (a != a && b != b);
+}
+
+/* A store (x86 kernels) against the scalar kernel's output, then store_row's residual and
+ * clamp: the same bits, `columns` of each row written and nothing past them (rows end at
+ * an inaccessible page, or start after one). Residual none, apart, or the row itself. */
+static void test_store_case(const ember_f32_winograd_kernel *k,
+                            const ember_f32_winograd_kernel *ref, size_t n, const float *m,
+                            size_t m_stride, size_t columns, int second_row, int residual,
+                            int before, float min, float max)
+{
+    const float bias = random_float();
+    float *y = malloc((4 * n + 1) * sizeof(float));
+    ref->output(n, m, m_stride, bias, y);
+    ember_f32_winograd_rows out = {.columns = columns, .bias = bias, .min = min, .max = max};
+    float expect[2][2 * MAX_N + 2];
+    for (int r = 0; r < 1 + second_row; r++) {
+        float *row = before ? guarded_before(columns + 1) : guarded(columns);
+        const float *res = NULL;
+        for (size_t x = 0; x < columns; x++)
+            row[x] = random_float();
+        if (before)
+            row[columns] = SENTINEL;
+        if (residual == 1) {
+            float *apart = guarded(columns);
+            for (size_t x = 0; x < columns; x++)
+                apart[x] = random_float();
+            res = apart;
+        } else if (residual == 2) {
+            res = row;
+        }
+        for (size_t x = 0; x < columns; x++) {
+            const float v = y[(size_t)(2 * r + (int)(x % 2)) * n + x / 2];
+            expect[r][x] = clamp(res ? v + res[x] : v, min, max);
+        }
+        out.rows[r] = row;
+        out.residual[r] = res;
+    }
+    k->store(n, m, m_stride, &out);
+    int same = 1;
+    for (int r = 0; r < 1 + second_row; r++) {
+        for (size_t x = 0; x < columns; x++)
+            same &= same_float(out.rows[r][x], expect[r][x]);
+        if (before)
+            check(out.rows[r][columns] == SENTINEL, k->name, "store wrote past its columns", n);
+    }
+    check(same, k->name, "store: not the output's bits with store_row's residual and clamp", n);
+    free(y);
+}
+
+static void test_store(const ember_f32_winograd_kernel *k, const ember_f32_winograd_kernel *ref,
+                       size_t n, const float *m, size_t m_stride)
+{
+    if (k->store == NULL || n == 0)
+        return;
+    for (int residual = 0; residual < 3; residual++)
+        for (int before = 0; before < 2; before++) {
+            test_store_case(k, ref, n, m, m_stride, 2 * n, 1, residual, before, -INFINITY,
+                            INFINITY);
+            test_store_case(k, ref, n, m, m_stride, 2 * n - 1, residual % 2, residual, before,
+                            -0.5f, 0.5f);
+        }
 }
 
 static const double G[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
@@ -254,7 +331,10 @@ int main(void)
             float *m = guarded(16 * m_stride);
             for (size_t j = 0; j < 16 * m_stride; j++)
                 m[j] = random_float();
+            if (n > 3)
+                m[5 * m_stride + 3] = NAN; /* tile 3's outputs NaN: the clamp keeps them */
             test_output(k, ref, n, m, m_stride);
+            test_store(k, ref, n, m, m_stride);
             test_filter(k, ref, n);
         }
         printf("%s (%s): n 0..%d, %d failed\n", k->name, ember_isa_name(k->isa), MAX_N,

@@ -1,6 +1,6 @@
 /*
  * f32_winograd__avx2_fma — the Winograd F(2×2, 3×3) transforms (kernels.h) for AVX2: the
- * input transform over vectors of eight tiles (f32_winograd_input__x86_body.h), the
+ * input transform over vectors of eight tiles (f32_winograd__x86_body.h), the
  * output and filter transforms the body's loops (f32_winograd__body.h) at eight floats a
  * vector where the baseline build has four (the input and output transforms took a
  * quarter of a 3×3 256 -> 256 conv at 14×14 with SSE2). Adds and subtracts only, so its
@@ -17,6 +17,10 @@ enum { LANES = 8 };
 #define vf_add _mm256_add_ps
 #define vf_sub _mm256_sub_ps
 #define vf_zero _mm256_setzero_ps
+#define vf_set1 _mm256_set1_ps
+#define vf_max _mm256_max_ps
+#define vf_min _mm256_min_ps
+#define vf_load_lanes(p, m) _mm256_maskload_ps((p), (m))
 #define vf_store_lanes(p, m, x) _mm256_maskstore_ps((p), (m), (x))
 
 /* Lanes [from, to): all ones where from ≤ lane index < to (bounds clamped to [−1, 8]). */
@@ -55,12 +59,26 @@ static inline vf vf_odds(vf a, vf b)
         _mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xdd)), 0xd8));
 }
 
-#include "kernels/x86/f32_winograd_input__x86_body.h"
+/* vunpck{l,h}ps interleave within each 128-bit half; vperm2f128 puts the halves in order */
+static inline void vf_interleave(vf e, vf o, vf *lo, vf *hi)
+{
+    const vf a = _mm256_unpacklo_ps(e, o), b = _mm256_unpackhi_ps(e, o);
+    *lo = _mm256_permute2f128_ps(a, b, 0x20);
+    *hi = _mm256_permute2f128_ps(a, b, 0x31);
+}
+
+#include "kernels/x86/f32_winograd__x86_body.h"
 
 void ember_f32_winograd_input__avx2_fma(size_t n, const float *const rows[4], ptrdiff_t x0,
                                         ptrdiff_t width, float *v, size_t v_stride)
 {
     winograd_input_vectors(n, rows, x0, width, v, v_stride);
+}
+
+void ember_f32_winograd_store__avx2_fma(size_t n, const float *m, size_t m_stride,
+                                        const ember_f32_winograd_rows *out)
+{
+    winograd_store_vectors(n, m, m_stride, out);
 }
 
 EMBER_F32_WINOGRAD_DEFINE_OUTPUT_FILTER(avx2_fma)

@@ -1,6 +1,6 @@
 /*
  * f32_winograd__avx512f — the Winograd F(2×2, 3×3) transforms (kernels.h) for AVX-512F:
- * the input transform over vectors of sixteen tiles (f32_winograd_input__x86_body.h),
+ * the input transform over vectors of sixteen tiles (f32_winograd__x86_body.h),
  * the output and filter transforms the body's loops (f32_winograd__body.h) built for
  * AVX-512. Same bits as the scalar kernel (tests/c/test_winograd.c).
  */
@@ -15,6 +15,10 @@ enum { LANES = 16 };
 #define vf_add _mm512_add_ps
 #define vf_sub _mm512_sub_ps
 #define vf_zero _mm512_setzero_ps
+#define vf_set1 _mm512_set1_ps
+#define vf_max _mm512_max_ps
+#define vf_min _mm512_min_ps
+#define vf_load_lanes(p, m) _mm512_maskz_loadu_ps((m), (p))
 #define vf_store_lanes(p, m, x) _mm512_mask_storeu_ps((p), (m), (x))
 
 /* Lanes [0, count), count clamped to [0, 16] (branch-free: the edges' counts vary). */
@@ -46,12 +50,28 @@ static inline vf vf_odds(vf a, vf b)
     return _mm512_permutex2var_ps(a, odd, b);
 }
 
-#include "kernels/x86/f32_winograd_input__x86_body.h"
+static inline void vf_interleave(vf e, vf o, vf *lo, vf *hi)
+{
+    const __m512i first = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22,
+                                            7, 23);
+    const __m512i second = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29,
+                                             14, 30, 15, 31);
+    *lo = _mm512_permutex2var_ps(e, first, o);
+    *hi = _mm512_permutex2var_ps(e, second, o);
+}
+
+#include "kernels/x86/f32_winograd__x86_body.h"
 
 void ember_f32_winograd_input__avx512f(size_t n, const float *const rows[4], ptrdiff_t x0,
                                        ptrdiff_t width, float *v, size_t v_stride)
 {
     winograd_input_vectors(n, rows, x0, width, v, v_stride);
+}
+
+void ember_f32_winograd_store__avx512f(size_t n, const float *m, size_t m_stride,
+                                       const ember_f32_winograd_rows *out)
+{
+    winograd_store_vectors(n, m, m_stride, out);
 }
 
 EMBER_F32_WINOGRAD_DEFINE_OUTPUT_FILTER(avx512f)

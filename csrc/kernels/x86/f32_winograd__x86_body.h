@@ -1,7 +1,7 @@
 /*
- * f32_winograd_input__x86_body.h — the Winograd F(2×2, 3×3) input transform (kernels.h)
- * written once over a vector of floats, for f32_winograd__avx2_fma.c (8 tiles a vector)
- * and f32_winograd__avx512f.c (16). A row's 2·LANES + 2 columns under a vector of tiles
+ * f32_winograd__x86_body.h — the Winograd F(2×2, 3×3) input transform and output store
+ * (kernels.h) written once over a vector of floats, for f32_winograd__avx2_fma.c (8 tiles
+ * a vector) and f32_winograd__avx512f.c (16). A row's 2·LANES + 2 columns under a vector of tiles
  * are four loads (at c, c + LANES, c + 2, c + LANES + 2), split into even and odd columns
  * by permutes, so d B and Bᵀ (d B) stay in registers and each V_ξ gets one store; the
  * input planes are read in place, masked loads giving the padding's zeros. The body's
@@ -9,19 +9,27 @@
  * and an edge's rows copied into padded lines, took as long as the 16 GEMMs they feed on
  * a 3×3 128 -> 32 conv at 56×56 (perf, AVX2 loops on AVX-512: 33% of the run each). The
  * same adds and subtracts run in the same order, so the bits are the scalar kernel's.
- * The includer defines:
+ *
+ * The store computes a vector of tiles' outputs and writes them into the image's two
+ * rows, even and odd columns interleaved by permutes, with the residual and the clamp:
+ * the body's output loops then ops/conv_winograd.c's scalar store_row took 6% of
+ * Inception v2 on AVX-512 (perf). Same bits as those. The includer defines:
  *
  *   vf, LANES                  the float vector and its lanes
- *   vf_loadu vf_add vf_sub vf_zero
+ *   vf_loadu vf_add vf_sub vf_zero vf_set1
+ *   vf_max(a, b), vf_min(a, b)  a > b ? a : b, a < b ? a : b (b where either is NaN)
  *   vmask, vmask_first(count)   a lane mask: lanes [0, count), count clamped to [0, LANES]
+ *   vf_load_lanes(p, m)         the lanes in m loaded from p, zeros elsewhere (others
+ *                               touch no memory)
  *   vf_store_lanes(p, m, x)     x's lanes in m stored at p (others touch no memory)
+ *   vf_interleave(e, o, lo, hi) e0 o0 e1 o1 … into *lo, its second half into *hi
  *   vf_columns(row, c, width)   columns c .. c + LANES − 1 of a row of `width`, zeros
  *                               outside it (a masked load at winograd_column_address,
  *                               f32_winograd__body.h)
  *   vf_evens(a, b), vf_odds(a, b)  lanes 0, 2, 4, … (1, 3, 5, …) of a then b
  */
-#ifndef EMBER_F32_WINOGRAD_INPUT_X86_BODY_H
-#define EMBER_F32_WINOGRAD_INPUT_X86_BODY_H
+#ifndef EMBER_F32_WINOGRAD_X86_BODY_H
+#define EMBER_F32_WINOGRAD_X86_BODY_H
 
 #include <stddef.h>
 
@@ -86,4 +94,50 @@ static inline void winograd_input_vectors(size_t n, const float *const rows[4], 
     }
 }
 
-#endif /* EMBER_F32_WINOGRAD_INPUT_X86_BODY_H */
+/* One output row's 2·LANES columns from its even and odd columns (the tiles' Y(r, 0) and
+ * Y(r, 1)), plus the residual row's, clamped to [lo, hi]: the first `columns` stored. */
+static WINOGRAD_ALWAYS_INLINE void winograd_store_row(vf even, vf odd, float *row,
+                                                      const float *residual, ptrdiff_t columns,
+                                                      vf lo, vf hi)
+{
+    vf a, b;
+    vf_interleave(even, odd, &a, &b);
+    const vmask ma = vmask_first(columns), mb = vmask_first(columns - LANES);
+    if (residual != NULL) {
+        a = vf_add(a, vf_load_lanes(residual, ma));
+        b = vf_add(b, vf_load_lanes(residual + LANES, mb));
+    }
+    vf_store_lanes(row, ma, vf_min(hi, vf_max(lo, a)));
+    vf_store_lanes(row + LANES, mb, vf_min(hi, vf_max(lo, b)));
+}
+
+static inline void winograd_store_vectors(size_t n, const float *m, size_t m_stride,
+                                          const ember_f32_winograd_rows *out)
+{
+    const vf bias = vf_set1(out->bias), lo = vf_set1(out->min), hi = vf_set1(out->max);
+    for (size_t t = 0; t < n; t += LANES) {
+        const vmask tiles = vmask_first((ptrdiff_t)(n - t));
+        vf s0[4], s1[4]; /* Aᵀ M: column q's rows 0-2 summed, and rows 1 − 2 − 3 */
+        for (size_t q = 0; q < 4; q++) {
+            const vf m0 = vf_load_lanes(m + q * m_stride + t, tiles);
+            const vf m1 = vf_load_lanes(m + (4 + q) * m_stride + t, tiles);
+            const vf m2 = vf_load_lanes(m + (8 + q) * m_stride + t, tiles);
+            const vf m3 = vf_load_lanes(m + (12 + q) * m_stride + t, tiles);
+            s0[q] = vf_add(vf_add(m0, m1), m2);
+            s1[q] = vf_sub(vf_sub(m1, m2), m3);
+        }
+        const vf y0 = vf_add(vf_add(vf_add(s0[0], s0[1]), s0[2]), bias);
+        const vf y1 = vf_add(vf_sub(vf_sub(s0[1], s0[2]), s0[3]), bias);
+        const vf y2 = vf_add(vf_add(vf_add(s1[0], s1[1]), s1[2]), bias);
+        const vf y3 = vf_add(vf_sub(vf_sub(s1[1], s1[2]), s1[3]), bias);
+        const ptrdiff_t columns = (ptrdiff_t)out->columns - 2 * (ptrdiff_t)t;
+        winograd_store_row(y0, y1, out->rows[0] + 2 * t,
+                           out->residual[0] ? out->residual[0] + 2 * t : NULL, columns, lo, hi);
+        if (out->rows[1] != NULL)
+            winograd_store_row(y2, y3, out->rows[1] + 2 * t,
+                               out->residual[1] ? out->residual[1] + 2 * t : NULL, columns, lo,
+                               hi);
+    }
+}
+
+#endif /* EMBER_F32_WINOGRAD_X86_BODY_H */
