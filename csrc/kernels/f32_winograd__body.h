@@ -103,26 +103,37 @@ static inline int winograd_rows_inside(size_t n, const float *const rows[4], ptr
            x0 >= 0 && x0 + 2 * (ptrdiff_t)n + 2 <= width;
 }
 
-static inline void winograd_input_body(size_t n, const float *const rows[4], ptrdiff_t x0,
-                                       ptrdiff_t width, float *v, size_t v_stride)
+/* A transform of n ≤ WINOGRAD_CHUNK tiles from four lines (winograd_input_lines, or a
+ * vector kernel's). */
+typedef void (*winograd_lines_fn)(size_t n, const float *const lines[4], float *v,
+                                  size_t v_stride);
+
+/* The input transform of kernels.h's form through `transform`, a pass of at most
+ * WINOGRAD_CHUNK tiles at a time: rows readable as they are (padded lines, or a run
+ * inside the image) are passed on, one check a call; others are copied into lines.
+ * Always inlined, so `transform` is a direct call (or inlined) in each kernel. */
+static inline __attribute__((always_inline)) void
+winograd_input_by_lines(size_t n, const float *const rows[4], ptrdiff_t x0, ptrdiff_t width,
+                        float *v, size_t v_stride, winograd_lines_fn transform)
 {
-    if (winograd_rows_inside(n, rows, x0, width)) { /* no line to make: one check a call */
-        for (size_t t0 = 0; t0 < n; t0 += WINOGRAD_CHUNK) {
-            const size_t chunk = n - t0 < WINOGRAD_CHUNK ? n - t0 : WINOGRAD_CHUNK;
-            const ptrdiff_t at = x0 + 2 * (ptrdiff_t)t0;
-            const float *const lines[4] = {rows[0] + at, rows[1] + at, rows[2] + at,
-                                           rows[3] + at};
-            winograd_input_lines(chunk, lines, v + t0, v_stride);
-        }
-        return;
-    }
+    const int inside = winograd_rows_inside(n, rows, x0, width);
     for (size_t t0 = 0; t0 < n; t0 += WINOGRAD_CHUNK) {
         const size_t chunk = n - t0 < WINOGRAD_CHUNK ? n - t0 : WINOGRAD_CHUNK;
         float buffers[4][WINOGRAD_LINE];
         const float *lines[4];
-        winograd_pass_lines(chunk, rows, x0, width, t0, buffers, lines);
-        winograd_input_lines(chunk, lines, v + t0, v_stride);
+        if (inside)
+            for (size_t i = 0; i < 4; i++)
+                lines[i] = rows[i] + x0 + 2 * (ptrdiff_t)t0;
+        else
+            winograd_pass_lines(chunk, rows, x0, width, t0, buffers, lines);
+        transform(chunk, lines, v + t0, v_stride);
     }
+}
+
+static inline void winograd_input_body(size_t n, const float *const rows[4], ptrdiff_t x0,
+                                       ptrdiff_t width, float *v, size_t v_stride)
+{
+    winograd_input_by_lines(n, rows, x0, width, v, v_stride, winograd_input_lines);
 }
 
 /* Aᵀ M A of n tiles: the four outputs of tile t into y0..y3[t]. One restrict pointer per
@@ -248,13 +259,17 @@ static inline void winograd_filter_body(size_t n, const float *g, float *u, size
         winograd_filter_body(n, g, u, u_stride);                                           \
     }
 
-#define EMBER_F32_WINOGRAD_DEFINE(suffix)                                                  \
+/* The input entry point, for its ISA suffix, calling `transform` (of the same form). */
+#define EMBER_F32_WINOGRAD_DEFINE_INPUT(suffix, transform)                                 \
     void ember_f32_winograd_input__##suffix(size_t n, const float *const rows[4],         \
                                             ptrdiff_t x0, ptrdiff_t width, float *v,       \
                                             size_t v_stride)                               \
     {                                                                                      \
-        winograd_input_body(n, rows, x0, width, v, v_stride);                              \
-    }                                                                                      \
+        transform(n, rows, x0, width, v, v_stride);                                        \
+    }
+
+#define EMBER_F32_WINOGRAD_DEFINE(suffix)                                                  \
+    EMBER_F32_WINOGRAD_DEFINE_INPUT(suffix, winograd_input_body)                           \
     EMBER_F32_WINOGRAD_DEFINE_OUTPUT_FILTER(suffix)
 
 #endif /* EMBER_KERNELS_F32_WINOGRAD_BODY_H */

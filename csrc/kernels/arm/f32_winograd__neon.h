@@ -27,7 +27,7 @@ static inline void row_transform(const float *line, float32x4_t r[4])
     r[3] = vsubq_f32(lo.val[1], hi.val[1]);
 }
 
-/* The input transform of n tiles from four padded lines (tile t's patch at lines[i][2t ..]). */
+/* The input transform of n tiles from four lines (tile t's patch at lines[i][2t ..]). */
 static void input_lines(size_t n, const float *const lines[4], float *v, size_t v_stride)
 {
     size_t t = 0;
@@ -52,18 +52,12 @@ static void input_lines(size_t n, const float *const lines[4], float *v, size_t 
 static void neon_winograd_input(size_t n, const float *const rows[4], ptrdiff_t x0,
                                 ptrdiff_t width, float *v, size_t v_stride)
 {
-    if (winograd_rows_inside(n, rows, x0, width)) { /* padded lines: no copy */
+    if (winograd_rows_inside(n, rows, x0, width)) { /* padded lines: all n at once */
         const float *const lines[4] = {rows[0] + x0, rows[1] + x0, rows[2] + x0, rows[3] + x0};
         input_lines(n, lines, v, v_stride);
         return;
     }
-    for (size_t t0 = 0; t0 < n; t0 += WINOGRAD_CHUNK) {
-        const size_t chunk = n - t0 < WINOGRAD_CHUNK ? n - t0 : WINOGRAD_CHUNK;
-        float buffers[4][WINOGRAD_LINE];
-        const float *lines[4];
-        winograd_pass_lines(chunk, rows, x0, width, t0, buffers, lines);
-        input_lines(chunk, lines, v + t0, v_stride);
-    }
+    winograd_input_by_lines(n, rows, x0, width, v, v_stride, input_lines);
 }
 
 #endif /* EMBER_F32_WINOGRAD_NEON_H */

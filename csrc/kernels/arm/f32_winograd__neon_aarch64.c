@@ -6,10 +6,5 @@
  */
 #include "kernels/arm/f32_winograd__neon.h"
 
-void ember_f32_winograd_input__neon_aarch64(size_t n, const float *const rows[4], ptrdiff_t x0,
-                                            ptrdiff_t width, float *v, size_t v_stride)
-{
-    neon_winograd_input(n, rows, x0, width, v, v_stride);
-}
-
+EMBER_F32_WINOGRAD_DEFINE_INPUT(neon_aarch64, neon_winograd_input)
 EMBER_F32_WINOGRAD_DEFINE_OUTPUT_FILTER(neon_aarch64)

@@ -9,8 +9,10 @@
  */
 #include "kernels/arm/f32_winograd__neon.h"
 
-static void neon_winograd_output(size_t n, const float *m, size_t m_stride, float bias,
-                                 float *y)
+EMBER_F32_WINOGRAD_DEFINE_INPUT(neon_armv7, neon_winograd_input)
+
+void ember_f32_winograd_output__neon_armv7(size_t n, const float *m, size_t m_stride,
+                                           float bias, float *y)
 {
     const float32x4_t b = vdupq_n_f32(bias);
     size_t t = 0;
@@ -59,7 +61,8 @@ static inline void filter_row(float32x4_t a0, float32x4_t a1, float32x4_t a2, fl
     vst1q_f32(u + 3 * u_stride, a2);
 }
 
-static void neon_winograd_filter(size_t n, const float *g, float *u, size_t u_stride)
+void ember_f32_winograd_filter__neon_armv7(size_t n, const float *g, float *u,
+                                           size_t u_stride)
 {
     enum { RUN = EMBER_F32_WINOGRAD_FILTER_RUN };
     for (size_t e0 = 0; e0 < n; e0 += RUN, g += 9 * RUN) {
@@ -85,20 +88,3 @@ static void neon_winograd_filter(size_t n, const float *g, float *u, size_t u_st
     }
 }
 
-void ember_f32_winograd_input__neon_armv7(size_t n, const float *const rows[4], ptrdiff_t x0,
-                                          ptrdiff_t width, float *v, size_t v_stride)
-{
-    neon_winograd_input(n, rows, x0, width, v, v_stride);
-}
-
-void ember_f32_winograd_output__neon_armv7(size_t n, const float *m, size_t m_stride,
-                                           float bias, float *y)
-{
-    neon_winograd_output(n, m, m_stride, bias, y);
-}
-
-void ember_f32_winograd_filter__neon_armv7(size_t n, const float *g, float *u,
-                                           size_t u_stride)
-{
-    neon_winograd_filter(n, g, u, u_stride);
-}

@@ -62,16 +62,4 @@ static inline void vf_interleave(vf e, vf o, vf *lo, vf *hi)
 
 #include "kernels/x86/f32_winograd__x86_body.h"
 
-void ember_f32_winograd_input__avx512f(size_t n, const float *const rows[4], ptrdiff_t x0,
-                                       ptrdiff_t width, float *v, size_t v_stride)
-{
-    winograd_input_vectors(n, rows, x0, width, v, v_stride);
-}
-
-void ember_f32_winograd_store__avx512f(size_t n, const float *m, size_t m_stride,
-                                       const ember_f32_winograd_rows *out)
-{
-    winograd_store_vectors(n, m, m_stride, out);
-}
-
-EMBER_F32_WINOGRAD_DEFINE_OUTPUT_FILTER(avx512f)
+EMBER_F32_WINOGRAD_X86_DEFINE(avx512f)

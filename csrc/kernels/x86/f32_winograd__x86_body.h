@@ -1,9 +1,9 @@
 /*
  * f32_winograd__x86_body.h — the Winograd F(2×2, 3×3) input transform and output store
  * (kernels.h) written once over a vector of floats, for f32_winograd__avx2_fma.c (8 tiles
- * a vector) and f32_winograd__avx512f.c (16). A row's 2·LANES + 2 columns under a vector of tiles
- * are four loads (at c, c + LANES, c + 2, c + LANES + 2), split into even and odd columns
- * by permutes, so d B and Bᵀ (d B) stay in registers and each V_ξ gets one store; the
+ * a vector) and f32_winograd__avx512f.c (16). A row's 2·LANES + 2 columns under a vector
+ * of tiles are four loads (at c, c + LANES, c + 2, c + LANES + 2), split into even and odd
+ * columns by permutes, so d B and Bᵀ (d B) stay in registers and each V_ξ gets one store; the
  * input planes are read in place, masked loads giving the padding's zeros. The body's
  * loops (f32_winograd__body.h), with the row transforms strided through a stack buffer
  * and an edge's rows copied into padded lines, took as long as the 16 GEMMs they feed on
@@ -139,5 +139,15 @@ static inline void winograd_store_vectors(size_t n, const float *m, size_t m_str
                                hi);
     }
 }
+
+/* The four entry points of an x86 kernel file, for its ISA suffix. */
+#define EMBER_F32_WINOGRAD_X86_DEFINE(suffix)                                              \
+    EMBER_F32_WINOGRAD_DEFINE_INPUT(suffix, winograd_input_vectors)                        \
+    void ember_f32_winograd_store__##suffix(size_t n, const float *m, size_t m_stride,     \
+                                            const ember_f32_winograd_rows *out)            \
+    {                                                                                      \
+        winograd_store_vectors(n, m, m_stride, out);                                       \
+    }                                                                                      \
+    EMBER_F32_WINOGRAD_DEFINE_OUTPUT_FILTER(suffix)
 
 #endif /* EMBER_F32_WINOGRAD_X86_BODY_H */
