@@ -426,60 +426,43 @@ static void store_row(const float *restrict even, const float *restrict odd, siz
         row[n - 1] = ember_conv_clamp(even[pairs], min, max);
 }
 
-/* Output channel o's tiles [first, first + count) (M_ξ: m, each m_stride floats) stored
- * by the kernel straight into its plane, a run (part of a row of tiles) at a time. */
-static void store_channel(const conv_prepared *p, const float *m, size_t m_stride, float bias,
-                          size_t first, size_t count, const float *residual, float *plane)
-{
-    const size_t tiles_w = (size_t)(p->out_dims[1] + 1) / 2;
-    const size_t out_h = (size_t)p->out_dims[0], out_w = (size_t)p->out_dims[1];
-    size_t ty = first / tiles_w, tx = first % tiles_w;
-    for (size_t j = 0; j < count;) {
-        const size_t run = row_run(tx, tiles_w, count - j);
-        const size_t x0 = 2 * tx, columns = x0 + 2 * run < out_w ? 2 * run : out_w - x0;
-        ember_f32_winograd_rows rows = {.columns = columns, .bias = bias, .min = p->min,
-                                        .max = p->max};
-        for (size_t dy = 0; dy < 2 && 2 * ty + dy < out_h; dy++) {
-            const size_t at = (2 * ty + dy) * out_w + x0;
-            rows.rows[dy] = plane + at;
-            rows.residual[dy] = residual ? residual + at : NULL;
-        }
-        p->winograd_kernel->store(run, m + j, m_stride, &rows);
-        for (size_t dy = 0; dy < 2 && rows.rows[dy] != NULL; dy++)
-            ember_conv_hard_swish(p, 1, columns, rows.rows[dy], 0);
-        j += run;
-        row_step(run, tiles_w, &ty, &tx);
-    }
-}
-
 /* Aᵀ M A of tiles [first, first + count) of output channels [o0, o0 + rows) (M_ξ: rows ×
  * count, each m_stride floats), plus bias and residual, clamped, into the output planes;
- * a tile's second row or column past the image's edge is dropped. `y` holds 4 · count
- * floats. */
+ * a tile's second row or column past the image's edge is dropped. A run (part of a row
+ * of tiles) at a time: the kernel's store writes its two output rows, or, for a kernel
+ * without one, the output transform's four results per tile (`y`, 4 · count floats) are
+ * stored by store_row. */
 static void transform_output(const conv_prepared *p, const float *m, size_t m_stride,
                              int64_t o0, int64_t rows, size_t first, size_t count,
                              const float *bias, const float *residual, float *out, float *y)
 {
+    const ember_f32_winograd_store_fn store = p->winograd_kernel->store;
     const size_t tiles_w = (size_t)(p->out_dims[1] + 1) / 2;
     const size_t out_h = (size_t)p->out_dims[0], out_w = (size_t)p->out_dims[1];
     for (int64_t o = o0; o < o0 + rows; o++) {
         const float *mo = m + (size_t)(o - o0) * count;
         float *plane = out + o * p->out_pixels;
         const float *res = residual ? residual + o * p->out_pixels : NULL;
-        if (p->winograd_kernel->store != NULL) {
-            store_channel(p, mo, m_stride, bias[o], first, count, res, plane);
-            continue;
-        }
-        p->winograd_kernel->output(count, mo, m_stride, bias[o], y);
+        if (store == NULL)
+            p->winograd_kernel->output(count, mo, m_stride, bias[o], y);
         size_t ty = first / tiles_w, tx = first % tiles_w;
         for (size_t j = 0; j < count;) {
             const size_t run = row_run(tx, tiles_w, count - j);
             const size_t x0 = 2 * tx, columns = x0 + 2 * run < out_w ? 2 * run : out_w - x0;
+            ember_f32_winograd_rows to = {.columns = columns, .bias = bias[o], .min = p->min,
+                                          .max = p->max};
             for (size_t dy = 0; dy < 2 && 2 * ty + dy < out_h; dy++) {
                 const size_t at = (2 * ty + dy) * out_w + x0;
-                store_row(y + 2 * dy * count + j, y + (2 * dy + 1) * count + j, columns,
-                          res ? res + at : NULL, p->min, p->max, plane + at);
-                ember_conv_hard_swish(p, 1, columns, plane + at, 0);
+                to.rows[dy] = plane + at;
+                to.residual[dy] = res ? res + at : NULL;
+            }
+            if (store != NULL)
+                store(run, mo + j, m_stride, &to);
+            for (size_t dy = 0; dy < 2 && to.rows[dy] != NULL; dy++) {
+                if (store == NULL)
+                    store_row(y + 2 * dy * count + j, y + (2 * dy + 1) * count + j, columns,
+                              to.residual[dy], p->min, p->max, to.rows[dy]);
+                ember_conv_hard_swish(p, 1, columns, to.rows[dy], 0);
             }
             j += run;
             row_step(run, tiles_w, &ty, &tx);
