@@ -13,6 +13,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* For helpers whose vectors must stay in registers, or whose function-pointer argument
+ * must become a direct call: as calls, GCC passed the x86 row transforms' sixteen vectors
+ * through memory. */
+#define WINOGRAD_ALWAYS_INLINE inline __attribute__((always_inline))
+
 /* Tiles per pass of the input transform: its row transforms stay in a stack buffer. */
 #define WINOGRAD_CHUNK 32
 /* Floats of a padded line: the 2n + 2 columns a pass of n ≤ WINOGRAD_CHUNK tiles reads. */
@@ -112,7 +117,7 @@ typedef void (*winograd_lines_fn)(size_t n, const float *const lines[4], float *
  * WINOGRAD_CHUNK tiles at a time: rows readable as they are (padded lines, or a run
  * inside the image) are passed on, one check a call; others are copied into lines.
  * Always inlined, so `transform` is a direct call (or inlined) in each kernel. */
-static inline __attribute__((always_inline)) void
+static WINOGRAD_ALWAYS_INLINE void
 winograd_input_by_lines(size_t n, const float *const rows[4], ptrdiff_t x0, ptrdiff_t width,
                         float *v, size_t v_stride, winograd_lines_fn transform)
 {

@@ -33,10 +33,6 @@
 
 #include <stddef.h>
 
-/* The four row transforms and their sixteen vectors in registers: as calls, GCC passed
- * them through memory. */
-#define WINOGRAD_ALWAYS_INLINE inline __attribute__((always_inline))
-
 /* d B of a vector of tiles of one row (tile u's patch columns c + 2u .. c + 2u + 3). */
 static WINOGRAD_ALWAYS_INLINE void winograd_row_vector(const float *row, ptrdiff_t c,
                                                        ptrdiff_t width, vf *r0, vf *r1, vf *r2,
