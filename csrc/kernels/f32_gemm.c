@@ -24,11 +24,7 @@
  * last block of a walk may take up to a quarter more (walk). */
 #define EMBER_F32_GEMM_A_BLOCK_BYTES (96 * 1024)
 
-/* K per pass of the in-place form: its B rows are spread over the input (a tap's row is
- * a run of one channel plane), so a whole K's rows miss L1 and the TLB; a pass's rows
- * stay in both while every A panel of the block reads them (a 3x3 conv 128 -> 32 at
- * 56x56: 3.9 -> 3.6 ms on x86). Packed B is contiguous and runs K whole. */
-#define EMBER_F32_GEMM_INDIRECT_KC 256
+/* K per pass of the in-place form: EMBER_F32_GEMM_INDIRECT_PASS (kernels.h). */
 
 /* K per pass of the packed form when its B outgrows L2 (a transposed conv's filter, a
  * matmul's weights): with K whole, an A block holds few rows (its panels must fit
@@ -280,7 +276,7 @@ void ember_f32_gemm_indirect(const ember_f32_gemm_kernel *kernel, size_t m, size
                              const float *a_packed, const float *b, const int32_t *offsets,
                              float *c, size_t c_row_stride, const ember_f32_gemm_params *params)
 {
-    walk(kernel, m, n, k, EMBER_F32_GEMM_INDIRECT_KC, a_packed, b, offsets, c, c_row_stride,
+    walk(kernel, m, n, k, EMBER_F32_GEMM_INDIRECT_PASS, a_packed, b, offsets, c, c_row_stride,
          params, 0);
 }
 

@@ -419,6 +419,8 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
              (status = ember_conv_implicit_prepare(p, node, ctx->epilogue->residual >= 0,
                                                    &ctx->scratch_bytes)) != EMBER_OK)
         return status;
+    if ((status = ember_conv_pointwise_prepare(p, node)) != EMBER_OK)
+        return status;
     if (p->implicit || filter_as_b || p->winograd) /* these read the filter packed whole */
         p->slice_channels = p->group_in;
     if (p->one_pixel) { /* the pixel's taps gathered as a one-row A */
@@ -454,6 +456,20 @@ static const float *run_bias(conv_prepared *p, const ember_tensor *bias)
     for (int64_t o = 0; o < p->out_channels; o++)
         p->run_bias[o] = p->bias[o] + b[scalar ? 0 : o];
     return p->run_bias;
+}
+
+/* The epilogue of one K slice: the slices after the first accumulate; the last adds the
+ * bias and clamps. */
+static ember_f32_gemm_params slice_params(const ember_f32_gemm_params *params, int after_first,
+                                          int last)
+{
+    ember_f32_gemm_params slice = *params;
+    slice.accumulate |= after_first;
+    slice.bias_row = last ? params->bias_row : NULL;
+    slice.min = last ? params->min : -INFINITY;
+    slice.max = last ? params->max : INFINITY;
+    slice.hard_swish = last ? params->hard_swish : NULL;
+    return slice;
 }
 
 /* One group of one image through the GEMM: transposed for few pixels, Winograd, in place,
@@ -493,6 +509,14 @@ static void conv_group(const conv_prepared *p, const float *in, const float *fil
         for (int64_t c0 = 0, last = 0; !last; c0 += p->slice_channels) {
             const int64_t channels = ember_conv_slice_width(p, c0);
             const float *slice_in = in + c0 * p->in_pixels;
+            last = c0 + channels >= p->group_in;
+            if (p->pointwise_in_place) {
+                const ember_f32_gemm_params slice = slice_params(&params, c0 > 0, last);
+                ember_conv_pointwise_run(p, channels, slice_in + j, count,
+                                         filter + ember_conv_slice_offset(p, c0), columns,
+                                         out + j, row_bytes, &slice);
+                continue;
+            }
             if (p->pointwise)
                 ember_f32_pack_b(p->kernel->nr, (size_t)channels, (size_t)count, slice_in + j,
                                  (size_t)p->in_pixels, 1, columns);
@@ -500,13 +524,7 @@ static void conv_group(const conv_prepared *p, const float *in, const float *fil
                 ember_conv_pack_im2col(p, slice_in, channels, j, count, p->kernel->nr, columns,
                                        rows);
             /* the slices after the first accumulate; the last adds the bias and clamps */
-            ember_f32_gemm_params slice = params;
-            last = c0 + channels >= p->group_in;
-            slice.accumulate |= c0 > 0;
-            slice.bias_row = last ? params.bias_row : NULL;
-            slice.min = last ? params.min : -INFINITY;
-            slice.max = last ? params.max : INFINITY;
-            slice.hard_swish = last ? params.hard_swish : NULL;
+            ember_f32_gemm_params slice = slice_params(&params, c0 > 0, last);
             ember_f32_gemm_packed(p->kernel, (size_t)p->group_out, (size_t)count,
                                   (size_t)(channels * taps),
                                   filter + ember_conv_slice_offset(p, c0), columns, out + j,

@@ -1,6 +1,6 @@
 /*
  * csrc/ops/conv.h — what conv.c and its paths (conv_im2col.c, conv_implicit.c,
- * conv_few_pixels.c, conv_depthwise.c, conv_winograd.c) share, private to csrc/ops: the
+ * conv_pointwise.c, conv_few_pixels.c, conv_depthwise.c, conv_winograd.c) share, private to csrc/ops: the
  * prepared geometry of a convolution, the band layout, im2col packing, the epilogue's
  * clamp and hard swish.
  */
@@ -29,6 +29,8 @@ typedef struct conv_prepared {
     int64_t depth;                    /* K = group_in × prod(kernel) */
     int64_t in_pixels, out_pixels;
     int pointwise;                    /* 1×1, stride 1, no padding: B is the input itself */
+    int pointwise_in_place;           /* pointwise, B read in place by the indirect kernel
+                                         (b_offsets: channel c at c · in_pixels), not packed */
     int depthwise;                    /* one input channel per group: direct, no GEMM */
     int one_pixel;                    /* one output pixel, constant filter: the GEMM is
                                          transposed (the pixel's taps as the one row of A,
@@ -250,6 +252,14 @@ size_t ember_conv_few_pixels_scratch(const conv_prepared *p);
 void ember_conv_few_pixels_run(const conv_prepared *p, const float *in, const float *filter,
                                const float *bias, const float *residual, float *out,
                                float *scratch);
+
+/* Pointwise with B in place (conv_pointwise.c): at prepare, sets p->pointwise_in_place
+ * (and p->b_offsets) where it pays; the run of one block of pixels of one K slice
+ * (`channels` planes from `in`, `count` columns), its epilogue `slice`. */
+ember_status ember_conv_pointwise_prepare(conv_prepared *p, const ember_node *node);
+void ember_conv_pointwise_run(const conv_prepared *p, int64_t channels, const float *in,
+                              int64_t count, const float *filter, float *columns, float *out,
+                              size_t row_bytes, const ember_f32_gemm_params *slice);
 
 /* Winograd F(2×2, 3×3) (conv_winograd.c): whether the conv qualifies and pays; at
  * prepare, its blocks and *scratch_bytes; the packed filter's floats per group and its

@@ -31,6 +31,9 @@ CASES = {
     "im2col-96-channels": ((1, 16, 19, 21), (96, 16, 3, 3), 1, (1, 1, 1, 1), (1, 1), (1, 1)),
     "im2col-k-slices": ((1, 100, 15, 14), (96, 100, 3, 3), 1, (1, 1, 1, 1), (1, 1), (1, 1)),
     "pointwise-k-slices": ((1, 800, 20, 20), (16, 800, 1, 1), 1, (0, 0, 0, 0), (1, 1), (1, 1)),
+    # pointwise with B read in place on aarch64 (32 rows: 4 NEON tiles); armv7's 4-row
+    # tiles are too many, and it packs B
+    "pointwise-in-place": ((1, 96, 12, 12), (32, 96, 1, 1), 1, (0, 0, 0, 0), (1, 1), (1, 1)),
     "im2col-stride5": ((1, 3, 23, 21), (4, 3, 3, 3), 1, (1, 1, 1, 1), (5, 5), (1, 1)),
     # Winograd F(2x2, 3x3) (conv_winograd.c): blocks of tiles and of output channels (the
     # last panel partial for NEON's 8 and 4 rows), odd sizes, groups, batch 2
@@ -53,11 +56,13 @@ CASES = {
 
 # convs whose output gets a skip connection: y = relu(conv(x) + r), fused into the conv
 RESIDUAL = ("stride1-bands", "few-pixels-200-channels", "im2col-96-channels",
-            "pointwise-stride2", "im2col-k-slices", "winograd-odd-blocks")
+            "pointwise-stride2", "im2col-k-slices", "winograd-odd-blocks",
+            "pointwise-in-place")
 
 
 # convs followed by a hardswish, fused into the conv
-HARD_SWISH = ("stride1-bands", "pointwise-stride2", "few-pixels-200-channels",
+HARD_SWISH = ("stride1-bands", "pointwise-stride2", "pointwise-in-place",
+              "few-pixels-200-channels",
               "winograd-odd-blocks", "depthwise-3x3-stride2", "depthwise-3x3-s2-in-place",
               "depthwise-same-in-place-multiplier", "depthwise-7x7-multiplier")
 

@@ -107,6 +107,16 @@ CONV_CASES = {
     "im2col-k-slices-1d": ((1, 300, 70), (9, 300, 3), 1, [(1, 2)], [1], [2]),
     "pointwise-k-slices": ((1, 803, 21, 20), (30, 803, 1, 1), 1, [(0, 0), (0, 0)], [1, 1],
                            [1, 1]),
+    # pointwise with B read in place (conv.c's pointwise_in_place_pays: few row tiles, K of
+    # 64 to 256, planes of whole cache lines): batch 2, groups of 80 channels in, whole
+    # column tiles only (128 pixels), and 48 pixels, whose last tile of AVX-512's 32
+    # columns is packed apart
+    "pointwise-in-place-batch2": ((2, 70, 8, 6), (30, 70, 1, 1), 1, [(0, 0), (0, 0)],
+                                  [1, 1], [1, 1]),
+    "pointwise-in-place-whole-tiles": ((1, 64, 8, 16), (16, 64, 1, 1), 1, [(0, 0), (0, 0)],
+                                       [1, 1], [1, 1]),
+    "pointwise-in-place-grouped": ((1, 160, 4, 12), (24, 80, 1, 1), 2, [(0, 0), (0, 0)],
+                                   [1, 1], [1, 1]),
     # Winograd F(2x2, 3x3) (conv_winograd.c; its cost model takes these with tiles of 4,
     # 8 and 16): odd sizes (tiles cut at the edges), two blocks of tiles and several of
     # output channels, the last ones partial for 4, 6 and 8 rows a panel, groups,
@@ -196,13 +206,18 @@ def test_conv_with_computed_filter_and_bias():
     ("k-slices", 90, 64, (12, 11), 9),
     # Winograd: the residual and the clamp applied in the output transform
     ("winograd", 256, 128, (14, 14), 16),
+    # pointwise, B in place: the residual accumulated by the in-place and the packed tail
+    ("pointwise-in-place", 96, 24, (8, 14), 10),
 ])
 def test_conv_residual_relu_fused(path, cin, cout, size, scale):
-    x, w, b = rand(1, cin, *size), rand(cout, cin, 3, 3) / scale, rand(cout)
+    k = 1 if path.startswith("pointwise") else 3
+    pad = [((k - 1) // 2,) * 2] * 2
+    x, w, b = rand(1, cin, *size), rand(cout, cin, k, k) / scale, rand(cout)
     r = rand(1, cout, *size)
-    conv = ref_conv(x, w, b, [(1, 1), (1, 1)], [1, 1], [1, 1], 1)
+    conv = ref_conv(x, w, b, pad, [1, 1], [1, 1], 1)
     check({"x": x, "r": r},
-          ["c = conv(x, w, b, padding = [(1, 1), (1, 1)]);", "d = add(c, r);", "y = relu(d);"],
+          [f"c = conv(x, w, b, padding = {nnef_padding(pad)});", "d = add(c, r);",
+           "y = relu(d);"],
           np.maximum(conv + r, 0), {"w": w, "b": b})
 
 
