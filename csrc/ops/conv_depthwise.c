@@ -24,8 +24,9 @@
  * the copy out is paid (x86, in the model: the laid-out planes' copies were 12% of
  * MobileNetV2's time; 192 channels at 28×28 0.85x the time, 144 at 56×56 0.74x); so
  * are 3×3 stride-2 convs whose rows have 48 outputs or more, a stride-2 run a row
- * (stride2_plane: 96 channels 112² -> 56² 0.87x). Planes of at most 64 outputs go
- * through the ISA's blocked kernel, where it has one (kernels.h); larger 3×3 stride-2
+ * (stride2_plane: 96 channels 112² -> 56² 0.87x). Small planes, and planes of 5×5 and
+ * larger kernels up to 32×32 outputs, go through the ISA's blocked kernel, where it has
+ * one (kernels.h; blocked_pays says which); larger 3×3 stride-2
  * planes padded by 1 on the left through its whole-plane kernel, where it has one: in
  * place at any width, without a call per row (x86, against the paths above: 96 channels
  * 112² -> 56² 0.83x, 64 at 48² -> 24² 0.72x, 64 at 24² -> 12² 0.5x the node's time;
@@ -131,13 +132,18 @@ static int is_3x3_stride_2(const conv_prepared *p)
  * of 14 or more: read in place (same_plane). Narrower, its two columns and two rows
  * computed apart are most of the plane, and the laid-out plane's one run costs less
  * (x86, 960 channels at 7×7: in place 1.07–1.10x the time). */
-static int is_3x3_same(const conv_prepared *p)
+static int is_3x3_same_shaped(const conv_prepared *p)
 {
     for (int d = 0; d < 2; d++)
         if (p->kernel_dims[d] != 3 || p->stride[d] != 1 || p->dilation[d] != 1 ||
             p->pad_before[d] != 1 || p->out_dims[d] != p->in_dims[d])
             return 0;
-    return p->in_dims[0] >= 2 && p->in_dims[1] >= 14;
+    return 1;
+}
+
+static int is_3x3_same(const conv_prepared *p)
+{
+    return is_3x3_same_shaped(p) && p->in_dims[0] >= 2 && p->in_dims[1] >= 14;
 }
 
 /* The blocked kernels' description of q's planes (2-d), into p. */
@@ -150,18 +156,43 @@ static void set_geometry(conv_prepared *p, const conv_prepared *q)
         (size_t)q->dilation[1],    (size_t)q->pad_before[0],  (size_t)q->pad_before[1]};
 }
 
-/* Planes of at most this many output pixels go through the blocked kernel (see
- * takes_blocked_kernel). */
+/* Whether the blocked kernel's planes pay against the other paths (the kernel's cost
+ * grows with the input pixels it transposes, theirs with the output rows they run): up
+ * to 64 outputs always; 2-d, 3×3 planes padded to their size up to 196 outputs (x86 AVX2, against in
+ * place: 128 channels at 12×12 0.66x the time, 384 at 14×14 0.92-0.96x, but 16×16
+ * 1.04x, 28×28 1.35x); 3×3 stride-2 ones up to 144 (against the whole-plane kernel: 64
+ * channels 24² -> 12² 0.85x, 576 at 14² -> 7² 0.66x with the row-wise transposes, but
+ * 192 at 28² -> 14² 1.03x); and planes of 25 taps or more up to 1024 (against the
+ * laid-out plane's run: 5×5 240 channels at 14×14 0.62x, 96 at 24² -> 12² 0.44x, 72 at
+ * 48² -> 24² 0.68x, 120 at 28×28 0.83x). A 1-d conv's row is one long run already
+ * (256 channels of 100, 3 taps dilated by 4: blocked 1.27x; 31 taps over 1000: 0.87x)
+ * and keeps the bound of 64. */
 #define MAX_BLOCKED_PIXELS 64
+#define MAX_BLOCKED_3X3_SAME 196
+#define MAX_BLOCKED_3X3_STRIDE_2 144
+#define MIN_BLOCKED_WIDE_TAPS 25
+#define MAX_BLOCKED_WIDE 1024
 
-/* A 1-d or 2-d conv without a channel multiplier, planes of at most MAX_BLOCKED_PIXELS
- * outputs: the ISA's blocked kernel, if it has one, with its scratch in *scratch_bytes. */
+static int blocked_pays(const conv_prepared *p)
+{
+    if (p->out_pixels <= MAX_BLOCKED_PIXELS)
+        return 1;
+    if (p->spatial != 2)
+        return 0;
+    if (is_3x3_same_shaped(p))
+        return p->out_pixels <= MAX_BLOCKED_3X3_SAME;
+    if (is_3x3_stride_2(p))
+        return p->out_pixels <= MAX_BLOCKED_3X3_STRIDE_2;
+    return p->depth >= MIN_BLOCKED_WIDE_TAPS && p->out_pixels <= MAX_BLOCKED_WIDE;
+}
+
+/* A 1-d or 2-d conv without a channel multiplier whose planes pay (blocked_pays): the
+ * ISA's blocked kernel, if it has one, with its scratch in *scratch_bytes. */
 static int takes_blocked_kernel(conv_prepared *p, const ember_f32_dwconv_kernel *kernel,
                                 size_t *scratch_bytes)
 {
     if (kernel->blocked == NULL || p->group_out != 1 ||
-        p->depth > EMBER_F32_DWCONV_MAX_TAPS || p->out_pixels < 1 ||
-        p->out_pixels > MAX_BLOCKED_PIXELS)
+        p->depth > EMBER_F32_DWCONV_MAX_TAPS || p->out_pixels < 1 || !blocked_pays(p))
         return 0;
     conv_prepared q = *p;
     if (q.spatial == 1)

@@ -298,11 +298,17 @@ static void run_blocked(const ember_f32_dwconv_kernel *kernel)
         g.out_w = (g.in_w + g.pad_left + pad_right - reach_w) / g.stride_w + 1;
         run_case_blocked(kernel, &g, 1 + (size_t)rand() % EMBER_F32_DWCONV_BLOCK, n % 2, 0);
     }
-    /* MobileNets' planes: 3×3 "same" at 7×7 and 14×14, stride 2 from 14×14 */
+    /* MobileNets' planes: 3×3 "same" at 7×7, 12×12 and 14×14, stride 2 from 14×14 and
+     * 24×24, 5×5 "same" at 28×28 and stride 2 from 48×48 (conv_depthwise.c's
+     * blocked_pays takes them all) */
     static const ember_f32_dwconv_geometry nets[] = {
         {7, 7, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1},
+        {12, 12, 12, 12, 3, 3, 1, 1, 1, 1, 1, 1},
         {14, 14, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1},
         {14, 14, 7, 7, 3, 3, 2, 2, 1, 1, 1, 1},
+        {24, 24, 12, 12, 3, 3, 2, 2, 1, 1, 1, 1},
+        {28, 28, 28, 28, 5, 5, 1, 1, 1, 1, 2, 2},
+        {48, 48, 24, 24, 5, 5, 2, 2, 1, 1, 2, 2},
     };
     for (size_t i = 0; i < sizeof nets / sizeof *nets; i++)
         for (size_t channels = 1; channels <= EMBER_F32_DWCONV_BLOCK; channels += 7)

@@ -98,6 +98,15 @@ CONV_CASES = {
                                [1, 1]),
     "implicit-stride3x2-grouped": ((1, 12, 31, 29), (10, 6, 3, 3), 2, [(1, 1), (1, 1)],
                                    [3, 2], [1, 1]),
+    # planes of the blocked kernel past 64 outputs (conv_depthwise.c's blocked_pays, on
+    # x86): 3x3 padded to size at 12x12, stride 2 from 24x24, 5x5 at 28x28 (9 channels:
+    # a block of 8 and one of 1)
+    "depthwise-blocked-3x3-same-12": ((2, 9, 12, 12), (9, 1, 3, 3), 0, [(1, 1), (1, 1)],
+                                      [1, 1], [1, 1]),
+    "depthwise-blocked-3x3-s2-24": ((1, 9, 24, 23), (9, 1, 3, 3), 0, [(1, 1), (1, 0)],
+                                    [2, 2], [1, 1]),
+    "depthwise-blocked-5x5-28": ((1, 9, 28, 28), (9, 1, 5, 5), 0, [(2, 2), (2, 2)], [1, 1],
+                                 [1, 1]),
     # im2col and pointwise GEMMs over K slices of whole input channels (conv.c's
     # SLICE_DEPTH): uneven last slices, several pixel blocks, groups, 1-d, strides
     "im2col-k-slices": ((1, 100, 23, 22), (97, 100, 3, 3), 1, [(1, 1), (1, 1)], [1, 1],

@@ -393,8 +393,32 @@ void ember_f32_dwconv_plane_3x3s2__avx2_fma(const ember_f32_dwconv_geometry *g,
         r7 = _mm256_permute2f128_ps(u3, u7, 0x31);                                         \
     } while (0)
 
+/* The 8 planes' pixels [at, at + 8), transposed: pixel at + k's 8 channels to to[k]. */
+static ALWAYS_INLINE void transposed_run(const float *const *plane, size_t at,
+                                         float *const *to)
+{
+    __m256 r0 = _mm256_loadu_ps(plane[0] + at), r1 = _mm256_loadu_ps(plane[1] + at);
+    __m256 r2 = _mm256_loadu_ps(plane[2] + at), r3 = _mm256_loadu_ps(plane[3] + at);
+    __m256 r4 = _mm256_loadu_ps(plane[4] + at), r5 = _mm256_loadu_ps(plane[5] + at);
+    __m256 r6 = _mm256_loadu_ps(plane[6] + at), r7 = _mm256_loadu_ps(plane[7] + at);
+    EMBER_TRANSPOSE_8X8(r0, r1, r2, r3, r4, r5, r6, r7);
+    _mm256_store_ps(to[0], r0);
+    _mm256_store_ps(to[1], r1);
+    _mm256_store_ps(to[2], r2);
+    _mm256_store_ps(to[3], r3);
+    _mm256_store_ps(to[4], r4);
+    _mm256_store_ps(to[5], r5);
+    _mm256_store_ps(to[6], r6);
+    _mm256_store_ps(to[7], r7);
+}
+
 /* The input planes' pixels into the padded block at their (row + pad_top, column +
- * pad_left). A plane of fewer than 8 pixels goes a float at a time. */
+ * pad_left). Rows of 8 pixels or more go a row at a time, in runs of 8 (the last ending
+ * at the row's end, rewriting a few) whose pixels land side by side; narrower rows in
+ * runs of 8 across rows (the last ending at the plane's end), each pixel to its place,
+ * its row and column counted along: a division per run (two 64-bit divides) took a fifth
+ * of the kernel's time on 576 channels at 14×14 -> 7×7. A plane of fewer than 8 pixels
+ * goes a float at a time. */
 static void block_in(const ember_f32_dwconv_geometry *g, const float *const *plane,
                      size_t width, float *block)
 {
@@ -406,15 +430,27 @@ static void block_in(const ember_f32_dwconv_geometry *g, const float *const *pla
                 origin[((p / g->in_w) * width + p % g->in_w) * V + c] = plane[c][p];
         return;
     }
+    if (g->in_w >= V) {
+        for (size_t row = 0; row < g->in_h; row++)
+            for (size_t c = 0;; c += V) {
+                const size_t column = c + V <= g->in_w ? c : g->in_w - V;
+                float *const at = origin + (row * width + column) * V;
+                float *const to[V] = {at,         at + V,     at + 2 * V, at + 3 * V,
+                                      at + 4 * V, at + 5 * V, at + 6 * V, at + 7 * V};
+                transposed_run(plane, row * g->in_w + column, to);
+                if (column == g->in_w - V)
+                    break;
+            }
+        return;
+    }
+    size_t row = 0, column = 0; /* of pixel p */
     for (size_t p = 0;; p += V) {
         const size_t at = p < n - V ? p : n - V;
-        __m256 r0 = _mm256_loadu_ps(plane[0] + at), r1 = _mm256_loadu_ps(plane[1] + at);
-        __m256 r2 = _mm256_loadu_ps(plane[2] + at), r3 = _mm256_loadu_ps(plane[3] + at);
-        __m256 r4 = _mm256_loadu_ps(plane[4] + at), r5 = _mm256_loadu_ps(plane[5] + at);
-        __m256 r6 = _mm256_loadu_ps(plane[6] + at), r7 = _mm256_loadu_ps(plane[7] + at);
-        EMBER_TRANSPOSE_8X8(r0, r1, r2, r3, r4, r5, r6, r7);
+        if (at != p) { /* the last run, moved back */
+            row = at / g->in_w;
+            column = at % g->in_w;
+        }
         float *to[V]; /* pixel at + k's place in the block */
-        size_t row = at / g->in_w, column = at % g->in_w;
         for (size_t k = 0; k < V; k++) {
             to[k] = origin + (row * width + column) * V;
             if (++column == g->in_w) {
@@ -422,14 +458,7 @@ static void block_in(const ember_f32_dwconv_geometry *g, const float *const *pla
                 row++;
             }
         }
-        _mm256_store_ps(to[0], r0);
-        _mm256_store_ps(to[1], r1);
-        _mm256_store_ps(to[2], r2);
-        _mm256_store_ps(to[3], r3);
-        _mm256_store_ps(to[4], r4);
-        _mm256_store_ps(to[5], r5);
-        _mm256_store_ps(to[6], r6);
-        _mm256_store_ps(to[7], r7);
+        transposed_run(plane, at, to);
         if (at == n - V)
             return;
     }
