@@ -4,8 +4,9 @@ torch exports of tests/data/torch (voice and mobile models, symbolic axes kept).
 The weights are seeded random (tests/zoo.py); the input random, of the shape given
 (light models: 1x3x224x224). For each engine: load time (file → ready to run) and the
 median of the run times, all in this one process, engines interleaved per round so
-machine noise hits them alike. ember loads a .tar plan; for a torch model the plan keeps
-its symbolic axes, and the first run prepares the binding (included in "load").
+machine noise hits them alike; the ratio columns are the medians of the rounds' ratios.
+ember loads a .tar plan; for a torch model the plan keeps its symbolic axes, and the
+first run prepares the binding (included in "load").
 
     python benchmarks/bench_models.py [--rounds 7] [model ...]
     python benchmarks/bench_models.py --torch           # tcn, mobilenet_v3, encoder, …
@@ -111,7 +112,8 @@ def bench(name, rounds):
         for _ in range(rounds):
             for engine, (_load, run) in specs.items():
                 run_ms[engine].append(timed(lambda: run(loaded[engine], x))[1])
-        return {engine: (load_ms[engine], statistics.median(run_ms[engine]))
+        # (load, median run, the per-round runs: a round's engines ran back to back)
+        return {engine: (load_ms[engine], statistics.median(run_ms[engine]), run_ms[engine])
                 for engine in specs}
 
 
@@ -119,10 +121,17 @@ def cell(result, engine, index, width):
     return f"{result[engine][index]:{width - 2}.2f}ms" if engine in result else " " * (width - 1) + "–"
 
 
+def paired_ratio(result, engine):
+    """ember's time over `engine`'s as the median of the rounds' ratios: each round runs
+    the engines back to back, so a burst of load on the shared machine weighs on both
+    sides of a round's ratio (a ratio of the two medians mixes rounds far apart)."""
+    return statistics.median(e / o for e, o in zip(result["ember"][2], result[engine][2]))
+
+
 def ratio(result, engine, width):
     if engine not in result or "ember" not in result:
         return " " * (width - 1) + "–"
-    return f"{result['ember'][1] / result[engine][1]:{width}.2f}"
+    return f"{paired_ratio(result, engine):{width}.2f}"
 
 
 def main():
@@ -139,7 +148,7 @@ def main():
     for name in models:
         r = bench(name, args.rounds)
         if "ember" in r and "onnxruntime" in r:
-            ratios.append(r["ember"][1] / r["onnxruntime"][1])
+            ratios.append(paired_ratio(r, "onnxruntime"))
         print(f"{name:14} {cell(r, 'ember', 0, 11)} {cell(r, 'onnxruntime', 0, 9)} "
               f"{cell(r, 'tract', 0, 11)} {cell(r, 'ember', 1, 10)} "
               f"{cell(r, 'onnxruntime', 1, 9)} {cell(r, 'tract', 1, 10)} "
