@@ -487,9 +487,11 @@ static unsigned long test_driver(const ember_f32_gemm_kernel *kernel,
 
 static void test_packing(void)
 {
-    static const size_t tiles[] = {1, 4, 6, 8, 16};
-    static const size_t sizes[] = {1, 3, 5, 8, 17};
-    static const size_t ks[] = {0, 1, 7, 20};
+    /* row-major A (cs = 1) packs four columns at a time, four rows (then two, then one)
+     * at a time: panels of 4, 6, 8, 12 rows, full and partial, K past and short of 4s */
+    static const size_t tiles[] = {1, 4, 6, 8, 12, 16};
+    static const size_t sizes[] = {1, 2, 3, 5, 6, 8, 11, 17};
+    static const size_t ks[] = {0, 1, 4, 7, 9, 20};
     unsigned long before_pass = passed, before_fail = failed;
     char what[200];
     strcpy(current_case, "packing");

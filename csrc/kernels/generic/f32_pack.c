@@ -20,6 +20,99 @@ size_t ember_f32_packed_b_floats(size_t nr, size_t k, size_t n)
     return (n + nr - 1) / nr * nr * k;
 }
 
+/*
+ * A panel of A's contiguous rows (cs = 1: a matmul's activations, a recurrent layer's
+ * frames), rows [0, rows) of the panel from `src` (row r at src + r·rs), transposed four
+ * columns at a time: four rows' four floats in as vectors, out as four columns of the
+ * panel (4 × 4 transposes by shuffles, which the compiler gives SSE2's or NEON's forms),
+ * then a last pair of rows (AVX2's 6) as pairs, a last row float by float. Element by element, with
+ * a load from each row per float stored, packing took 0.6-1.0 ns a float on x86 (Zen 3),
+ * a fifth of a small transformer encoder's time. Where the compiler has no vector
+ * extensions, the element loop serves (pack_a below).
+ */
+#if defined(__GNUC__)
+#define EMBER_PACK_VECTORS 1
+typedef float pack_v4 __attribute__((vector_size(16)));
+typedef int pack_v4i __attribute__((vector_size(16)));
+#if defined(__clang__)
+#define PACK_SHUFFLE(a, b, i, j, k, l) __builtin_shufflevector(a, b, i, j, k, l)
+#else
+#define PACK_SHUFFLE(a, b, i, j, k, l) __builtin_shuffle(a, b, (pack_v4i){i, j, k, l})
+#endif
+
+static inline pack_v4 load4(const float *p)
+{
+    pack_v4 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline void store4(float *p, pack_v4 v)
+{
+    memcpy(p, &v, sizeof v);
+}
+
+/* Columns [p, p + 4) of four rows (row r at src + r·rs) into the panel's groups p .. p + 3
+ * (group q at out + q·mr), as its rows [0, 4). */
+static inline void transpose_4x4(const float *src, size_t rs, size_t mr, float *out)
+{
+    const pack_v4 r0 = load4(src), r1 = load4(src + rs);
+    const pack_v4 r2 = load4(src + 2 * rs), r3 = load4(src + 3 * rs);
+    const pack_v4 t0 = PACK_SHUFFLE(r0, r1, 0, 4, 1, 5), t1 = PACK_SHUFFLE(r0, r1, 2, 6, 3, 7);
+    const pack_v4 t2 = PACK_SHUFFLE(r2, r3, 0, 4, 1, 5), t3 = PACK_SHUFFLE(r2, r3, 2, 6, 3, 7);
+    store4(out, PACK_SHUFFLE(t0, t2, 0, 1, 4, 5));
+    store4(out + mr, PACK_SHUFFLE(t0, t2, 2, 3, 6, 7));
+    store4(out + 2 * mr, PACK_SHUFFLE(t1, t3, 0, 1, 4, 5));
+    store4(out + 3 * mr, PACK_SHUFFLE(t1, t3, 2, 3, 6, 7));
+}
+
+/* The same for two rows: groups p .. p + 3 get a pair each. */
+static inline void transpose_2x4(const float *src, size_t rs, size_t mr, float *out)
+{
+    const pack_v4 r0 = load4(src), r1 = load4(src + rs);
+    const pack_v4 t0 = PACK_SHUFFLE(r0, r1, 0, 4, 1, 5), t1 = PACK_SHUFFLE(r0, r1, 2, 6, 3, 7);
+    memcpy(out, &t0, 2 * sizeof(float));
+    memcpy(out + mr, (const float *)&t0 + 2, 2 * sizeof(float));
+    memcpy(out + 2 * mr, &t1, 2 * sizeof(float));
+    memcpy(out + 3 * mr, (const float *)&t1 + 2, 2 * sizeof(float));
+}
+
+static void panel_of_rows(size_t mr, size_t rows, size_t k, const float *src, size_t rs,
+                          float *packed)
+{
+    size_t p = 0;
+    for (; p + 4 <= k; p += 4) {
+        float *out = packed + p * mr;
+        size_t r = 0;
+        for (; r + 4 <= rows; r += 4)
+            transpose_4x4(src + r * rs + p, rs, mr, out + r);
+        if (r + 2 <= rows) {
+            transpose_2x4(src + r * rs + p, rs, mr, out + r);
+            r += 2;
+        }
+        for (; r < rows; r++) {
+            const float *row = src + r * rs + p;
+            out[r] = row[0];
+            out[mr + r] = row[1];
+            out[2 * mr + r] = row[2];
+            out[3 * mr + r] = row[3];
+        }
+        for (; r < mr; r++)
+            out[r] = out[mr + r] = out[2 * mr + r] = out[3 * mr + r] = 0.0f;
+    }
+    for (; p < k; p++) {
+        float *out = packed + p * mr;
+        size_t r = 0;
+        for (; r < rows; r++)
+            out[r] = src[r * rs + p];
+        for (; r < mr; r++)
+            out[r] = 0.0f;
+    }
+}
+#else
+#define EMBER_PACK_VECTORS 0
+#endif
+
 void ember_f32_pack_a(size_t mr, size_t m, size_t k, const float *a, size_t rs, size_t cs,
                       float *packed)
 {
@@ -27,6 +120,13 @@ void ember_f32_pack_a(size_t mr, size_t m, size_t k, const float *a, size_t rs, 
         ember_f32_pack_b(mr, k, m, a, cs, 1, packed);
         return;
     }
+#if EMBER_PACK_VECTORS
+    if (cs == 1 && mr >= 4) {
+        for (size_t i0 = 0; i0 < m; i0 += mr, packed += mr * k)
+            panel_of_rows(mr, m - i0 < mr ? m - i0 : mr, k, a + i0 * rs, rs, packed);
+        return;
+    }
+#endif
     for (size_t i0 = 0; i0 < m; i0 += mr) {
         const size_t rows = m - i0 < mr ? m - i0 : mr;
         for (size_t p = 0; p < k; p++) {
