@@ -1,7 +1,7 @@
 """Kernel tests: tests/c/test_kernels.c (GEMM), tests/c/test_gemv.c (GEMV),
 tests/c/test_vmath.c (the elementwise transcendentals), tests/c/test_dwconv.c (depthwise
-conv runs) and tests/c/test_winograd.c (the Winograd transforms) natively and, cross-built,
-under QEMU.
+conv runs), tests/c/test_winograd.c (the Winograd transforms), tests/c/test_pool_row.c and
+tests/c/test_softmax_row.c (pool and softmax rows) natively and, cross-built, under QEMU.
 
 test_kernels checks every GEMM kernel this CPU supports against the scalar reference,
 test_vmath every vexp / vsigmoid / vtanh / verf kernel against double-precision libm (see
@@ -56,13 +56,15 @@ def check_run(result, isa, name="test_kernels"):
         assert "f32_winograd -> f32_winograd__scalar" in dispatch, dispatch
     if isa == "scalar" and name == "test_pool_row":
         assert "f32_pool_row -> f32_pool_row__scalar" in dispatch, dispatch
+    if isa == "scalar" and name == "test_softmax_row":
+        assert "f32_softmax_row -> f32_softmax_row__scalar" in dispatch, dispatch
     if isa == "scalar" and name == "test_vmath":
         for family in ("vexp", "vsigmoid", "vtanh", "verf"):
             assert f"f32_{family} -> f32_{family}__scalar" in dispatch, dispatch
 
 
 PROGRAMS = ["test_kernels", "test_gemv", "test_vmath", "test_dwconv", "test_winograd",
-            "test_pool_row"]
+            "test_pool_row", "test_softmax_row"]
 
 
 @pytest.mark.parametrize("isa", ["default", "scalar"])

@@ -164,6 +164,8 @@ EMBER_NAMED_KERNEL_TABLE(ember_f32_vunary_kernel, vtanh, EMBER_F32_VTANH_KERNELS
 EMBER_NAMED_KERNEL_TABLE(ember_f32_vunary_kernel, verf, EMBER_F32_VERF_KERNELS)
 EMBER_NAMED_KERNEL_TABLE(ember_f32_hard_swish_kernel, hard_swish, EMBER_F32_HARD_SWISH_KERNELS)
 EMBER_NAMED_KERNEL_TABLE(ember_f32_pool_row_kernel, pool_row, EMBER_F32_POOL_ROW_KERNELS)
+EMBER_NAMED_KERNEL_TABLE(ember_f32_softmax_row_kernel, softmax_row,
+                         EMBER_F32_SOFTMAX_ROW_KERNELS)
 #undef EMBER_NAMED_KERNEL_TABLE
 #undef EMBER_NAMED_KERNEL_ENTRY
 
@@ -262,6 +264,8 @@ static void config_fill(void)
                        ember_f32_hard_swish_kernel_count, forced);
     CHOOSE_LAST_USABLE(config.f32_pool_row, ember_f32_pool_row_kernels,
                        ember_f32_pool_row_kernel_count, forced);
+    CHOOSE_LAST_USABLE(config.f32_softmax_row, ember_f32_softmax_row_kernels,
+                       ember_f32_softmax_row_kernel_count, forced);
 }
 
 const ember_kernel_config *ember_kernel_config_get(void)
@@ -303,10 +307,11 @@ static void kernels_text_fill(void)
     snprintf(kernels_text, sizeof kernels_text,
              "f32_gemm %s\nf32_gemv %s\nf32_vexp %s\nf32_vsigmoid %s\nf32_vtanh %s\n"
              "f32_verf %s\nf32_dwconv %s\nf32_winograd %s\nf32_hard_swish %s\n"
-             "f32_pool_row %s\n",
+             "f32_pool_row %s\nf32_softmax_row %s\n",
              c->f32_gemm->name, c->f32_gemm->gemv_name, c->f32_vexp->name,
              c->f32_vsigmoid->name, c->f32_vtanh->name, c->f32_verf->name, c->f32_dwconv->name,
-             c->f32_winograd->name, c->f32_hard_swish->name, c->f32_pool_row->name);
+             c->f32_winograd->name, c->f32_hard_swish->name, c->f32_pool_row->name,
+             c->f32_softmax_row->name);
 }
 
 const char *ember_kernels_text(void)

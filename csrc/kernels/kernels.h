@@ -491,6 +491,47 @@ extern const size_t ember_f32_verf_kernel_count;
 
 #include "kernels/f32_winograd.h"
 
+/* ---------------------------------------------------------------- f32 softmax row */
+
+/*
+ * A softmax over one contiguous row of n floats (ops/softmax.c, the innermost axes):
+ *
+ *   m = max_i x[i] (a NaN skipped: x > m ? x : m),  e[i] = exp(x[i] − m),
+ *   s = Σ_i e[i],  y[i] = e[i] · (1 / s)
+ *
+ * exp is `vexp` (the CPU's exp kernel: the scalar kernel calls it, the vector ones run
+ * its recipe inline, the same bits); the max in 8 running lanes and the sum in 8 running
+ * lanes (lane j over the i ≡ j mod 8 of whole groups of 8, then the lanes in order, then
+ * the last n mod 8 in order), so every kernel gives the scalar one's bits. Reads
+ * x[0 .. n), writes y[0 .. n); y may be x. n ≥ 1. Pure, thread-safe.
+ */
+typedef void (*ember_f32_softmax_row_fn)(size_t n, const float *x, float *y,
+                                         ember_f32_vunary_fn vexp);
+
+typedef struct ember_f32_softmax_row_kernel {
+    const char *name; /* "f32_softmax_row__avx2_fma" */
+    ember_isa isa;
+    ember_f32_softmax_row_fn fn;
+} ember_f32_softmax_row_kernel;
+
+/* X(name, isa): the kernels of this build, best last (AVX2's serves AVX-512 too: its
+ * lanes are the definition's 8). */
+#define EMBER_F32_SOFTMAX_ROW_KERNELS_GENERIC(X) X(f32_softmax_row__scalar, EMBER_ISA_SCALAR)
+#if defined(__x86_64__) || defined(_M_X64)
+#define EMBER_F32_SOFTMAX_ROW_KERNELS(X)                                                   \
+    EMBER_F32_SOFTMAX_ROW_KERNELS_GENERIC(X) X(f32_softmax_row__avx2_fma, EMBER_ISA_AVX2_FMA)
+#else
+#define EMBER_F32_SOFTMAX_ROW_KERNELS(X) EMBER_F32_SOFTMAX_ROW_KERNELS_GENERIC(X)
+#endif
+
+#define EMBER_DECLARE_F32_SOFTMAX_ROW(name, isa)                                           \
+    void ember_##name(size_t n, const float *x, float *y, ember_f32_vunary_fn vexp);
+EMBER_F32_SOFTMAX_ROW_KERNELS(EMBER_DECLARE_F32_SOFTMAX_ROW)
+#undef EMBER_DECLARE_F32_SOFTMAX_ROW
+
+extern const ember_f32_softmax_row_kernel ember_f32_softmax_row_kernels[];
+extern const size_t ember_f32_softmax_row_kernel_count;
+
 /* ---------------------------------------------------------------- dispatch */
 
 /* The kernel chosen for each family on this CPU: the last kernel of the family's list
@@ -509,6 +550,7 @@ typedef struct ember_kernel_config {
     const ember_f32_winograd_kernel *f32_winograd;
     const ember_f32_hard_swish_kernel *f32_hard_swish;
     const ember_f32_pool_row_kernel *f32_pool_row;
+    const ember_f32_softmax_row_kernel *f32_softmax_row;
 } ember_kernel_config;
 
 const ember_kernel_config *ember_kernel_config_get(void);

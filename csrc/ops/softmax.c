@@ -7,8 +7,8 @@
  * scale. When the only axis is the last one, members are contiguous.
  *
  * When the reduced axes are the innermost ones, each group is one contiguous row: f32 then
- * takes the max and the sum in eight running lanes (the compiler vectorises them) and
- * exp through the CPU's vectorised kernel (csrc/kernels/README.md: about 1 ulp).
+ * goes through the CPU's softmax row kernel (kernels.h: the max and the sum in eight
+ * running lanes, exp by the CPU's vectorised recipe, csrc/kernels/README.md: about 1 ulp).
  *
  * f32 and f64 compute in their type; f16 is read as f32 and each result rounded once
  * (its exp is computed again in the last pass rather than stored at half precision).
@@ -22,7 +22,6 @@
 #include "core/op.h"
 #include "core/shape.h"
 #include "ops/nd.h"
-#include "ops/activation.h"
 #include "ops/ops.h"
 
 typedef struct softmax_attributes {
@@ -87,54 +86,6 @@ static void softmax_group_f32(const float *in, float *out, int64_t base,
     while (ember_nd_iter_next(&it));
 }
 
-/* Eight running maxima / sums: independent lanes the compiler turns into SIMD. NaN is
- * skipped by the max as in softmax_group_f32, and reaches every output through the sum. */
-enum { LANES = 8 };
-
-static float row_max(const float *x, int64_t n)
-{
-    float lane[LANES];
-    for (int j = 0; j < LANES; j++)
-        lane[j] = -INFINITY;
-    int64_t i = 0;
-    for (; i + LANES <= n; i += LANES)
-        for (int j = 0; j < LANES; j++)
-            lane[j] = x[i + j] > lane[j] ? x[i + j] : lane[j];
-    float max = -INFINITY;
-    for (int j = 0; j < LANES; j++)
-        max = lane[j] > max ? lane[j] : max;
-    for (; i < n; i++)
-        max = x[i] > max ? x[i] : max;
-    return max;
-}
-
-static float row_sum(const float *x, int64_t n)
-{
-    float lane[LANES] = {0};
-    int64_t i = 0;
-    for (; i + LANES <= n; i += LANES)
-        for (int j = 0; j < LANES; j++)
-            lane[j] += x[i + j];
-    float sum = 0.0f;
-    for (int j = 0; j < LANES; j++)
-        sum += lane[j];
-    for (; i < n; i++)
-        sum += x[i];
-    return sum;
-}
-
-/* One contiguous row of n members: out = x - max, exp in place, then scaled. */
-static void softmax_row_f32(const float *in, float *out, int64_t n, ember_f32_vunary_fn vexp)
-{
-    const float max = row_max(in, n);
-    for (int64_t i = 0; i < n; i++)
-        out[i] = in[i] - max;
-    vexp((size_t)n, out, out);
-    const float scale = 1.0f / row_sum(out, n);
-    for (int64_t i = 0; i < n; i++)
-        out[i] *= scale;
-}
-
 static void softmax_group_f64(const double *in, double *out, int64_t base,
                               const ember_nd_iter *members)
 {
@@ -180,10 +131,24 @@ static void softmax_group_f16(const uint16_t *in, uint16_t *out, int64_t base,
     } while (ember_nd_iter_next(&it));
 }
 
-/* The exp kernel for this CPU (f32 rows). */
+/* The kernels for this CPU's f32 rows: the row's and the exp it calls. */
+typedef struct softmax_prepared {
+    ember_f32_softmax_row_fn row;
+    ember_f32_vunary_fn vexp;
+} softmax_prepared;
+
 static ember_status softmax_prepare(ember_prepare_context *ctx, void **out)
 {
-    return ember_prepare_vunary(ctx, ctx->kernels->f32_vexp, out);
+    *out = NULL; /* without the kernels, the general loops */
+    if (ctx->kernels->f32_softmax_row == NULL || ctx->kernels->f32_vexp == NULL)
+        return EMBER_OK;
+    softmax_prepared *p = malloc(sizeof *p);
+    if (p == NULL)
+        return ember_node_error(ctx->node, EMBER_ERROR_MEMORY, "out of memory");
+    p->row = ctx->kernels->f32_softmax_row->fn;
+    p->vexp = ctx->kernels->f32_vexp->fn;
+    *out = p;
+    return EMBER_OK;
 }
 
 /* Members per group when the reduced axes are exactly the innermost ones, else 0. */
@@ -203,15 +168,15 @@ static int64_t innermost_members(const softmax_attributes *a, const ember_tensor
 
 static void softmax_run(const ember_node *node, void *prepared, const ember_op_io *io)
 {
-    const ember_f32_vunary_fn *vexp = prepared;
+    const softmax_prepared *p = prepared;
     const softmax_attributes *a = node->attributes;
     const ember_tensor *x = io->inputs[0];
     const int64_t row = innermost_members(a, x);
-    if (x->datum_type == EMBER_F32 && vexp != NULL && row > 0) {
+    if (x->datum_type == EMBER_F32 && p != NULL && row > 0) {
         const int64_t count = ember_shape_count(x->shape, x->rank);
         for (int64_t base = 0; base < count; base += row)
-            softmax_row_f32((const float *)x->data + base, (float *)io->output->data + base,
-                            row, *vexp);
+            p->row((size_t)row, (const float *)x->data + base,
+                   (float *)io->output->data + base, p->vexp);
         return;
     }
     int64_t strides[EMBER_MAX_RANK];
