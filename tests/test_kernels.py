@@ -1,7 +1,8 @@
 """Kernel tests: tests/c/test_kernels.c (GEMM), tests/c/test_gemv.c (GEMV),
 tests/c/test_vmath.c (the elementwise transcendentals), tests/c/test_dwconv.c (depthwise
 conv runs), tests/c/test_winograd.c (the Winograd transforms), tests/c/test_pool_row.c and
-tests/c/test_softmax_row.c (pool and softmax rows) natively and, cross-built, under QEMU.
+tests/c/test_softmax_row.c (pool and softmax rows) and tests/c/test_pack.c (the GEMM
+operands' packing) natively and, cross-built, under QEMU.
 
 test_kernels checks every GEMM kernel this CPU supports against the scalar reference,
 test_vmath every vexp / vsigmoid / vtanh / verf kernel against double-precision libm (see
@@ -64,7 +65,7 @@ def check_run(result, isa, name="test_kernels"):
 
 
 PROGRAMS = ["test_kernels", "test_gemv", "test_vmath", "test_dwconv", "test_winograd",
-            "test_pool_row", "test_softmax_row"]
+            "test_pool_row", "test_softmax_row", "test_pack"]
 
 
 @pytest.mark.parametrize("isa", ["default", "scalar"])

@@ -509,12 +509,12 @@ static void conv_group(const conv_prepared *p, const float *in, const float *fil
         for (int64_t c0 = 0, last = 0; !last; c0 += p->slice_channels) {
             const int64_t channels = ember_conv_slice_width(p, c0);
             const float *slice_in = in + c0 * p->in_pixels;
+            const float *filter_slice = filter + ember_conv_slice_offset(p, c0);
             last = c0 + channels >= p->group_in;
+            const ember_f32_gemm_params slice = slice_params(&params, c0 > 0, last);
             if (p->pointwise_in_place) {
-                const ember_f32_gemm_params slice = slice_params(&params, c0 > 0, last);
-                ember_conv_pointwise_run(p, channels, slice_in + j, count,
-                                         filter + ember_conv_slice_offset(p, c0), columns,
-                                         out + j, row_bytes, &slice);
+                ember_conv_pointwise_run(p, channels, slice_in + j, count, filter_slice,
+                                         columns, out + j, row_bytes, &slice);
                 continue;
             }
             if (p->pointwise)
@@ -523,12 +523,9 @@ static void conv_group(const conv_prepared *p, const float *in, const float *fil
             else
                 ember_conv_pack_im2col(p, slice_in, channels, j, count, p->kernel->nr, columns,
                                        rows);
-            /* the slices after the first accumulate; the last adds the bias and clamps */
-            ember_f32_gemm_params slice = slice_params(&params, c0 > 0, last);
             ember_f32_gemm_packed(p->kernel, (size_t)p->group_out, (size_t)count,
-                                  (size_t)(channels * taps),
-                                  filter + ember_conv_slice_offset(p, c0), columns, out + j,
-                                  row_bytes, &slice);
+                                  (size_t)(channels * taps), filter_slice, columns,
+                                  out + j, row_bytes, &slice);
         }
     }
 }

@@ -1,8 +1,8 @@
 /*
  * csrc/ops/conv.h — what conv.c and its paths (conv_im2col.c, conv_implicit.c,
- * conv_pointwise.c, conv_few_pixels.c, conv_depthwise.c, conv_winograd.c) share, private to csrc/ops: the
- * prepared geometry of a convolution, the band layout, im2col packing, the epilogue's
- * clamp and hard swish.
+ * conv_pointwise.c, conv_few_pixels.c, conv_depthwise.c, conv_winograd.c) share, private
+ * to csrc/ops: the prepared geometry of a convolution, the band layout, im2col packing,
+ * the epilogue's clamp and hard swish.
  */
 #ifndef EMBER_OPS_CONV_H
 #define EMBER_OPS_CONV_H

@@ -26,9 +26,9 @@
  * are 3×3 stride-2 convs whose rows have 48 outputs or more, a stride-2 run a row
  * (stride2_plane: 96 channels 112² -> 56² 0.87x). Small planes, and planes of 5×5 and
  * larger kernels up to 32×32 outputs, go through the ISA's blocked kernel, where it has
- * one (kernels.h; blocked_pays says which); larger 3×3 stride-2
- * planes padded by 1 on the left through its whole-plane kernel, where it has one: in
- * place at any width, without a call per row (x86, against the paths above: 96 channels
+ * one (kernels.h; blocked_pays says which); larger 3×3 stride-2 planes padded by 1 on
+ * the left through its whole-plane kernel, where it has one: in place at any width,
+ * without a call per row (x86, against the paths above: 96 channels
  * 112² -> 56² 0.83x, 64 at 48² -> 24² 0.72x, 64 at 24² -> 12² 0.5x the node's time;
  * MobileNetV3 0.92x, MobileNetV2 0.97-0.99x).
  * Other convs (3-d, larger strides) accumulate one tap at a time over the output range
@@ -158,9 +158,9 @@ static void set_geometry(conv_prepared *p, const conv_prepared *q)
 
 /* Whether the blocked kernel's planes pay against the other paths (the kernel's cost
  * grows with the input pixels it transposes, theirs with the output rows they run): up
- * to 64 outputs always; 2-d, 3×3 planes padded to their size up to 196 outputs (x86 AVX2, against in
- * place: 128 channels at 12×12 0.66x the time, 384 at 14×14 0.92-0.96x, but 16×16
- * 1.04x, 28×28 1.35x); 3×3 stride-2 ones up to 144 (against the whole-plane kernel: 64
+ * to 64 outputs always; 2-d, 3×3 planes padded to their size up to 196 outputs (x86
+ * AVX2, against in place: 128 channels at 12×12 0.66x the time, 384 at 14×14
+ * 0.92-0.96x, but 16×16 1.04x, 28×28 1.35x); 3×3 stride-2 ones up to 144 (against the whole-plane kernel: 64
  * channels 24² -> 12² 0.85x, 576 at 14² -> 7² 0.66x with the row-wise transposes, but
  * 192 at 28² -> 14² 1.03x); and planes of 25 taps or more up to 1024 (against the
  * laid-out plane's run: 5×5 240 channels at 14×14 0.62x, 96 at 24² -> 12² 0.44x, 72 at

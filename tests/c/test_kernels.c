@@ -17,8 +17,7 @@
  * its sentinel bits. Packed panels and biases end exactly at a PROT_NONE page, so a
  * kernel that reads past them crashes the test instead of passing by luck.
  *
- * Also: packing (strided and transposed inputs, zero fill, exact sizes) and dispatch
- * (the chosen kernel, and EMBER_ISA). Prints one line per kernel and, last,
+ * Also: dispatch (the chosen kernel, and EMBER_ISA); packing is test_pack.c's. Prints one line per kernel and, last,
  * "N passed, M failed"; exits 1 on any failure.
  */
 #ifndef _GNU_SOURCE
@@ -483,78 +482,6 @@ static unsigned long test_driver(const ember_f32_gemm_kernel *kernel,
     return cases;
 }
 
-/* ---------------------------------------------------------------- packing */
-
-static void test_packing(void)
-{
-    /* row-major A (cs = 1) packs four columns at a time, four rows (then two, then one)
-     * at a time: panels of 4, 6, 8, 12 rows, full and partial, K past and short of 4s */
-    static const size_t tiles[] = {1, 4, 6, 8, 12, 16};
-    static const size_t sizes[] = {1, 2, 3, 5, 6, 8, 11, 17};
-    static const size_t ks[] = {0, 1, 4, 7, 9, 20};
-    unsigned long before_pass = passed, before_fail = failed;
-    char what[200];
-    strcpy(current_case, "packing");
-    for (size_t ti = 0; ti < sizeof tiles / sizeof tiles[0]; ti++) {
-        for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
-            for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
-                for (int layout = 0; layout < 3; layout++) {
-                    const size_t tile = tiles[ti], rows = sizes[si], k = ks[ki];
-                    /* layout 0: row-major; 1: transposed; 2: row-major inside a wider
-                     * matrix (row stride k + 3), as a slice would be. */
-                    const size_t rs = layout == 0 ? k : layout == 1 ? 1 : k + 3;
-                    const size_t cs = layout == 1 ? rows : 1;
-                    const size_t src_floats = rows * (k + 3) + 1;
-                    float *src = malloc(src_floats * sizeof(float));
-                    fill_random(src, src_floats);
-                    const size_t expect = (rows + tile - 1) / tile * tile * k;
-
-                    /* A: m = rows, element (i, p) at i*rs + p*cs. */
-                    const size_t a_floats = ember_f32_packed_a_floats(tile, rows, k);
-                    guarded g = guarded_new(a_floats);
-                    float *packed = guarded_tail(&g, a_floats);
-                    ember_f32_pack_a(tile, rows, k, src, rs, cs, packed);
-                    int ok = a_floats == expect;
-                    for (size_t i0 = 0; ok && i0 < rows; i0 += tile) {
-                        for (size_t p = 0; ok && p < k; p++) {
-                            for (size_t r = 0; ok && r < tile; r++) {
-                                const float want = i0 + r < rows ? src[(i0 + r) * rs + p * cs] : 0.0f;
-                                ok = packed[i0 * k + p * tile + r] == want;
-                            }
-                        }
-                    }
-                    snprintf(what, sizeof what, "pack_a mr=%zu m=%zu k=%zu layout=%d", tile, rows,
-                             k, layout);
-                    check(ok, what);
-                    guarded_free(&g);
-
-                    /* B: n = rows, element (p, j) at p*cs + j*rs (the same storage read as
-                     * the transpose of A's). */
-                    const size_t b_floats = ember_f32_packed_b_floats(tile, k, rows);
-                    g = guarded_new(b_floats);
-                    packed = guarded_tail(&g, b_floats);
-                    ember_f32_pack_b(tile, k, rows, src, cs, rs, packed);
-                    ok = b_floats == expect;
-                    for (size_t j0 = 0; ok && j0 < rows; j0 += tile) {
-                        for (size_t p = 0; ok && p < k; p++) {
-                            for (size_t c = 0; ok && c < tile; c++) {
-                                const float want = j0 + c < rows ? src[p * cs + (j0 + c) * rs] : 0.0f;
-                                ok = packed[j0 * k + p * tile + c] == want;
-                            }
-                        }
-                    }
-                    snprintf(what, sizeof what, "pack_b nr=%zu n=%zu k=%zu layout=%d", tile, rows,
-                             k, layout);
-                    check(ok, what);
-                    guarded_free(&g);
-                    free(src);
-                }
-            }
-        }
-    }
-    printf("packing: %lu passed, %lu failed\n", passed - before_pass, failed - before_fail);
-}
-
 /* ---------------------------------------------------------------- dispatch */
 
 static void test_dispatch(void)
@@ -599,7 +526,6 @@ int main(void)
     signal(SIGSEGV, on_crash);
     signal(SIGBUS, on_crash);
     test_dispatch();
-    test_packing();
 
     const ember_f32_gemm_kernel *scalar = &ember_f32_gemm_kernels[0];
     if (scalar->isa != EMBER_ISA_SCALAR) {

@@ -25,10 +25,10 @@ size_t ember_f32_packed_b_floats(size_t nr, size_t k, size_t n)
  * frames), rows [0, rows) of the panel from `src` (row r at src + r·rs), transposed four
  * columns at a time: four rows' four floats in as vectors, out as four columns of the
  * panel (4 × 4 transposes by shuffles, which the compiler gives SSE2's or NEON's forms),
- * then a last pair of rows (AVX2's 6) as pairs, a last row float by float. Element by element, with
- * a load from each row per float stored, packing took 0.6-1.0 ns a float on x86 (Zen 3),
- * a fifth of a small transformer encoder's time. Where the compiler has no vector
- * extensions, the element loop serves (pack_a below).
+ * then a last pair of rows (AVX2's 6) as pairs, a last row float by float. Element by
+ * element, with a load from each row per float stored, packing took 0.6-1.0 ns a float
+ * on x86 (Zen 3), a fifth of a small transformer encoder's time. Where the compiler has
+ * no vector extensions, the element loop serves (pack_a below).
  */
 #if defined(__GNUC__)
 #define EMBER_PACK_VECTORS 1
