@@ -270,8 +270,10 @@ typedef void (*ember_f32_gemv_fn)(size_t nr, size_t n, size_t k, const float *x,
 typedef struct ember_f32_gemm_kernel {
     const char *name; /* "f32_gemm_6x16__avx2_fma" */
     size_t mr, nr;
-    size_t narrow_nr; /* a tile of at most this many columns runs a narrow path costing
-                         narrow_nr / nr of a whole one (AVX-512's 16 of 32); else nr */
+    size_t narrow_nr; /* the paths' cost models count a tile of at most this many
+                         columns as narrow_nr / nr of a whole one (AVX-512's narrow path,
+                         16 of 32); else nr: AVX2's narrow path (8 of 16 columns) is paced
+                         by the FMA latency and saves less, so it counts whole */
     ember_isa isa;
     ember_f32_gemm_ukernel_fn fn;
     ember_f32_gemm_indirect_fn indirect; /* NULL: this kernel has no in-place B form */
@@ -281,8 +283,8 @@ typedef struct ember_f32_gemm_kernel {
 
 /* X(name, mr, nr, narrow_nr, isa, indirect, gemv): the kernels of this build, best last
  * within each ISA family (a taller kernel listed before an ISA's best serves the GEMMs
- * whose rows fill its tiles: ember_f32_gemm_for_rows); `narrow_nr` the widest tile its
- * narrow path takes (nr: none);
+ * whose rows fill its tiles: ember_f32_gemm_for_rows); `narrow_nr` the widest tile the
+ * cost models count as narrow (nr: none, or a narrow path that saves too little);
  * `indirect` is INDIRECT(name) or NONE; `gemv` names the GEMV kernel for
  * this kernel's panels (f32_gemv__scalar serves any nr, f32_gemv__avx2_fma nr % 16 = 0,
  * f32_gemv__avx512f nr % 32 = 0, the NEON ones nr = 8). */
