@@ -64,45 +64,82 @@ enum { MR = 4, NR = 8 };
     "vld1.32 {" B "}, [r12]\n" VMLA_STEP(D0, D1, Q0, Q1)
 #define INDIRECT_STEP_0 INDIRECT_STEP("d0-d1", "d2-d5", "d0", "d1", "q1", "q2")
 #define INDIRECT_STEP_1 INDIRECT_STEP("d6-d7", "d24-d27", "d6", "d7", "q12", "q13")
+/* Narrow steps (a tile of 4 columns or fewer: the last of 196, 49 or 3025 pixels): B's
+ * low half into the low accumulators only, 4 vmla a step, the same sums. Packed, the
+ * load still takes the whole row (one instruction, and it steps b). */
+#define VMLA_NARROW_STEP(D0, D1, Q0)                                                         \
+    "vmla.f32 %q[c00], " Q0 ", " D0 "[0]\n" "vmla.f32 %q[c10], " Q0 ", " D0 "[1]\n"          \
+    "vmla.f32 %q[c20], " Q0 ", " D1 "[0]\n" "vmla.f32 %q[c30], " Q0 ", " D1 "[1]\n"
+#define NARROW_PACKED_STEP_0                                                                 \
+    "vld1.32 {d0-d1}, [%[a]]!\n" "vld1.32 {d2-d5}, [%[b]]!\n" VMLA_NARROW_STEP("d0", "d1", "q1")
+#define NARROW_PACKED_STEP_1                                                                 \
+    "vld1.32 {d6-d7}, [%[a]]!\n" "vld1.32 {d24-d27}, [%[b]]!\n"                              \
+    VMLA_NARROW_STEP("d6", "d7", "q12")
+#define NARROW_INDIRECT_STEP(A, B, D0, D1, Q0)                                               \
+    "ldr r12, [%[offsets]], #4\n"                                                            \
+    "vld1.32 {" A "}, [%[a]]!\n"                                                             \
+    "add r12, %[b], r12, lsl #2\n"                                                           \
+    "vld1.32 {" B "}, [r12]\n" VMLA_NARROW_STEP(D0, D1, Q0)
+#define NARROW_INDIRECT_STEP_0 NARROW_INDIRECT_STEP("d0-d1", "d2-d3", "d0", "d1", "q1")
+#define NARROW_INDIRECT_STEP_1 NARROW_INDIRECT_STEP("d6-d7", "d24-d25", "d6", "d7", "q12")
 
+/* The packed k loop with steps S0 / S1 (whole or narrow). */
+#define PACKED_LOOP(S0, S1)                                                                  \
+    size_t quads = k / 4, rest = k % 4;                                                      \
+    if (quads > 0)                                                                           \
+        __asm__ volatile("1:\n" S0 S1 S0 S1                                                  \
+                         "subs %[quads], %[quads], #1\n"                                     \
+                         "bne 1b\n"                                                          \
+                         : [a] "+r"(a), [b] "+r"(b), [quads] "+r"(quads), ACCUMULATOR_OPERANDS \
+                         :                                                                   \
+                         : CLOBBERED, "memory", "cc");                                       \
+    if (rest > 0)                                                                            \
+        __asm__ volatile("1:\n" S0                                                           \
+                         "subs %[rest], %[rest], #1\n"                                       \
+                         "bne 1b\n"                                                          \
+                         : [a] "+r"(a), [b] "+r"(b), [rest] "+r"(rest), ACCUMULATOR_OPERANDS  \
+                         :                                                                   \
+                         : CLOBBERED, "memory", "cc");
+/* The in-place k loop, the same way. */
+#define INDIRECT_LOOP(S0, S1)                                                                \
+    size_t pairs = k / 2, rest = k % 2;                                                      \
+    if (pairs > 0)                                                                           \
+        __asm__ volatile("1:\n" S0 S1                                                        \
+                         "subs %[pairs], %[pairs], #1\n"                                     \
+                         "bne 1b\n"                                                          \
+                         : [a] "+r"(a), [offsets] "+r"(offsets), [pairs] "+r"(pairs),        \
+                           ACCUMULATOR_OPERANDS                                              \
+                         : [b] "r"(b)                                                        \
+                         : "r12", CLOBBERED, "memory", "cc");                                \
+    if (rest > 0)                                                                            \
+        __asm__ volatile(S0                                                                  \
+                         : [a] "+r"(a), [offsets] "+r"(offsets), ACCUMULATOR_OPERANDS         \
+                         : [b] "r"(b)                                                        \
+                         : "r12", CLOBBERED, "memory", "cc");
+
+/* `narrow`: the tile's columns are 4 or fewer. */
 static ALWAYS_INLINE void accumulate_packed(size_t k, const float *a, const float *b,
-                                            ACCUMULATORS)
+                                            int narrow, ACCUMULATORS)
 {
-    size_t quads = k / 4, rest = k % 4;
-    if (quads > 0)
-        __asm__ volatile("1:\n" PACKED_STEP_0 PACKED_STEP_1 PACKED_STEP_0 PACKED_STEP_1
-                         "subs %[quads], %[quads], #1\n"
-                         "bne 1b\n"
-                         : [a] "+r"(a), [b] "+r"(b), [quads] "+r"(quads), ACCUMULATOR_OPERANDS
-                         :
-                         : CLOBBERED, "memory", "cc");
-    if (rest > 0)
-        __asm__ volatile("1:\n" PACKED_STEP_0
-                         "subs %[rest], %[rest], #1\n"
-                         "bne 1b\n"
-                         : [a] "+r"(a), [b] "+r"(b), [rest] "+r"(rest), ACCUMULATOR_OPERANDS
-                         :
-                         : CLOBBERED, "memory", "cc");
+    if (narrow) {
+        PACKED_LOOP(NARROW_PACKED_STEP_0, NARROW_PACKED_STEP_1)
+    } else {
+        PACKED_LOOP(PACKED_STEP_0, PACKED_STEP_1)
+    }
 }
 
 static ALWAYS_INLINE void accumulate_indirect(size_t k, const float *a, const float *b,
-                                              const int32_t *offsets, ACCUMULATORS)
+                                              const int32_t *offsets, int narrow,
+                                              ACCUMULATORS)
 {
-    size_t pairs = k / 2, rest = k % 2;
-    if (pairs > 0)
-        __asm__ volatile("1:\n" INDIRECT_STEP_0 INDIRECT_STEP_1
-                         "subs %[pairs], %[pairs], #1\n"
-                         "bne 1b\n"
-                         : [a] "+r"(a), [offsets] "+r"(offsets), [pairs] "+r"(pairs),
-                           ACCUMULATOR_OPERANDS
-                         : [b] "r"(b)
-                         : "r12", CLOBBERED, "memory", "cc");
-    if (rest > 0)
-        __asm__ volatile(INDIRECT_STEP_0
-                         : [a] "+r"(a), [offsets] "+r"(offsets), ACCUMULATOR_OPERANDS
-                         : [b] "r"(b)
-                         : "r12", CLOBBERED, "memory", "cc");
+    if (narrow) {
+        INDIRECT_LOOP(NARROW_INDIRECT_STEP_0, NARROW_INDIRECT_STEP_1)
+    } else {
+        INDIRECT_LOOP(INDIRECT_STEP_0, INDIRECT_STEP_1)
+    }
 }
+#undef PACKED_LOOP
+#undef INDIRECT_LOOP
 #undef ACCUMULATORS
 #undef ACCUMULATOR_OPERANDS
 #undef CLOBBERED
@@ -116,10 +153,12 @@ static ALWAYS_INLINE void tile(size_t m, size_t n, size_t k, const float *a, con
 
     if (m == 1)
         one_row(k, a, b, offsets, &c00, &c01);
+    const int narrow = n <= NR / 2;
     if (m > 1 && offsets == NULL)
-        accumulate_packed(k, a, b, &c00, &c01, &c10, &c11, &c20, &c21, &c30, &c31);
+        accumulate_packed(k, a, b, narrow, &c00, &c01, &c10, &c11, &c20, &c21, &c30, &c31);
     else if (m > 1)
-        accumulate_indirect(k, a, b, offsets, &c00, &c01, &c10, &c11, &c20, &c21, &c30, &c31);
+        accumulate_indirect(k, a, b, offsets, narrow, &c00, &c01, &c10, &c11, &c20, &c21,
+                            &c30, &c31);
 
     float32x4_t bias_lo, bias_hi;
     load_bias_col(params->bias_col, n, &bias_lo, &bias_hi);

@@ -9,7 +9,8 @@
  *
  * Tails: panels are read exactly (k*8 floats each); rows ≥ m are computed but never
  * loaded or stored; a partial row (n < 8) goes through an 8-float stack copy so C and
- * bias_col are touched only in columns < n. No alignment is assumed.
+ * bias_col are touched only in columns < n; a tile of 4 columns or fewer runs narrow
+ * loops (B's low half: 8 FMAs a step, the same sums). No alignment is assumed.
  */
 #include "kernels/kernels.h"
 
@@ -69,6 +70,31 @@ enum { MR = 8, NR = 8 };
     "ldp q4, q5, [%[a]], #32\n"                                                              \
     "ldp q6, q7, [x10]\n" FMLA_STEP("v4", "v5", "v6", "v7")
 
+/* Narrow steps (a tile of 4 columns or fewer: the last of 196, 49 or 3025 pixels): the
+ * low half of B's row into the low accumulators (v16, v18, … v30) only, the same sums. */
+#define FMLA_NARROW_STEP(A0, A1, B0)                                                         \
+    "fmla v16.4s, " B0 ".4s, " A0 ".s[0]\n" "fmla v18.4s, " B0 ".4s, " A0 ".s[1]\n"          \
+    "fmla v20.4s, " B0 ".4s, " A0 ".s[2]\n" "fmla v22.4s, " B0 ".4s, " A0 ".s[3]\n"          \
+    "fmla v24.4s, " B0 ".4s, " A1 ".s[0]\n" "fmla v26.4s, " B0 ".4s, " A1 ".s[1]\n"          \
+    "fmla v28.4s, " B0 ".4s, " A1 ".s[2]\n" "fmla v30.4s, " B0 ".4s, " A1 ".s[3]\n"
+#define NARROW_PACKED_STEP_0                                                                 \
+    "ldp q0, q1, [%[a]], #32\n" "ldr q2, [%[b]], #32\n" FMLA_NARROW_STEP("v0", "v1", "v2")
+#define NARROW_PACKED_STEP_1                                                                 \
+    "ldp q4, q5, [%[a]], #32\n" "ldr q6, [%[b]], #32\n" FMLA_NARROW_STEP("v4", "v5", "v6")
+#define NARROW_INDIRECT_STEP_0                                                               \
+    "ldrsw x9, [%[offsets]], #4\n"                                                           \
+    "ldp q0, q1, [%[a]], #32\n"                                                              \
+    "add x9, %[b], x9, lsl #2\n"                                                             \
+    "ldr q2, [x9]\n" FMLA_NARROW_STEP("v0", "v1", "v2")
+#define NARROW_INDIRECT_PAIR                                                                 \
+    "ldp w9, w10, [%[offsets]], #8\n"                                                        \
+    "ldp q0, q1, [%[a]], #32\n"                                                              \
+    "add x9, %[b], w9, sxtw #2\n"                                                            \
+    "add x10, %[b], w10, sxtw #2\n"                                                          \
+    "ldr q2, [x9]\n" FMLA_NARROW_STEP("v0", "v1", "v2")                                      \
+    "ldp q4, q5, [%[a]], #32\n"                                                              \
+    "ldr q6, [x10]\n" FMLA_NARROW_STEP("v4", "v5", "v6")
+
 #define ZERO_V16_TO_V23                                                                      \
     "movi v16.4s, #0\n" "movi v17.4s, #0\n" "movi v18.4s, #0\n" "movi v19.4s, #0\n"          \
     "movi v20.4s, #0\n" "movi v21.4s, #0\n" "movi v22.4s, #0\n" "movi v23.4s, #0\n"
@@ -112,6 +138,26 @@ enum { MR = 8, NR = 8 };
     "subs %[rest], %[rest], #1\n"                                                            \
     "b.ne 3b\n"                                                                              \
     "4:\n"
+
+/* The narrow loops: the same shape, 8 multiply-adds a step (42 instructions per 4 steps
+ * packed instead of 74), the high accumulators left at zero. */
+#define NARROW_LOOP(QUAD, ONE)                                                               \
+    ZERO_ACCUMULATORS                                                                        \
+    "cbz %[quads], 2f\n"                                                                     \
+    "1:\n" QUAD                                                                              \
+    "subs %[quads], %[quads], #1\n"                                                          \
+    "b.ne 1b\n"                                                                              \
+    "2:\n"                                                                                   \
+    "cbz %[rest], 4f\n"                                                                      \
+    "3:\n" ONE                                                                               \
+    "subs %[rest], %[rest], #1\n"                                                            \
+    "b.ne 3b\n"                                                                              \
+    "4:\n"
+#define NARROW_PACKED_LOOP                                                                   \
+    NARROW_LOOP(NARROW_PACKED_STEP_0 NARROW_PACKED_STEP_1 NARROW_PACKED_STEP_0               \
+                NARROW_PACKED_STEP_1, NARROW_PACKED_STEP_0)
+#define NARROW_INDIRECT_LOOP                                                                 \
+    NARROW_LOOP(NARROW_INDIRECT_PAIR NARROW_INDIRECT_PAIR, NARROW_INDIRECT_STEP_0)
 
 /*
  * The epilogue of a whole tile (8 × 8) in assembly: per row, its bias (ld1r, post-indexed
@@ -190,27 +236,43 @@ static whole_tile whole_tile_of(float *c, size_t c_row_stride,
     [stride] "r"(t.stride), [bias_step] "r"(t.bias_step), [bias_col] "r"(t.bias_col),       \
         [bounds] "r"(t.bounds), [bounds_max] "r"(t.bounds + 1), [accumulate] "r"(t.accumulate)
 
-/* A packed tile of m > 1 rows, stored to acc[64] for the C epilogue. */
-static void accumulate_packed(size_t k, const float *a, const float *b, float *acc)
+/* A packed tile of m > 1 rows, stored to acc[64] for the C epilogue; `narrow`: its
+ * columns are 4 or fewer. */
+static void accumulate_packed(size_t k, const float *a, const float *b, int narrow,
+                              float *acc)
 {
     size_t quads = k / 4, rest = k % 4;
-    __asm__ volatile(PACKED_LOOP STORE_ACCUMULATORS
-                     : [a] "+r"(a), [b] "+r"(b), [quads] "+r"(quads), [rest] "+r"(rest),
-                       [acc] "+r"(acc)
-                     :
-                     : CLOBBERED);
+    if (narrow)
+        __asm__ volatile(NARROW_PACKED_LOOP STORE_ACCUMULATORS
+                         : [a] "+r"(a), [b] "+r"(b), [quads] "+r"(quads), [rest] "+r"(rest),
+                           [acc] "+r"(acc)
+                         :
+                         : CLOBBERED);
+    else
+        __asm__ volatile(PACKED_LOOP STORE_ACCUMULATORS
+                         : [a] "+r"(a), [b] "+r"(b), [quads] "+r"(quads), [rest] "+r"(rest),
+                           [acc] "+r"(acc)
+                         :
+                         : CLOBBERED);
 }
 
 /* The same for B in place (kernels.h). */
 static void accumulate_indirect(size_t k, const float *a, const float *b,
-                                const int32_t *offsets, float *acc)
+                                const int32_t *offsets, int narrow, float *acc)
 {
     size_t quads = k / 4, rest = k % 4;
-    __asm__ volatile(INDIRECT_LOOP STORE_ACCUMULATORS
-                     : [a] "+r"(a), [offsets] "+r"(offsets), [quads] "+r"(quads),
-                       [rest] "+r"(rest), [acc] "+r"(acc)
-                     : [b] "r"(b)
-                     : "x9", "x10", CLOBBERED);
+    if (narrow)
+        __asm__ volatile(NARROW_INDIRECT_LOOP STORE_ACCUMULATORS
+                         : [a] "+r"(a), [offsets] "+r"(offsets), [quads] "+r"(quads),
+                           [rest] "+r"(rest), [acc] "+r"(acc)
+                         : [b] "r"(b)
+                         : "x9", "x10", CLOBBERED);
+    else
+        __asm__ volatile(INDIRECT_LOOP STORE_ACCUMULATORS
+                         : [a] "+r"(a), [offsets] "+r"(offsets), [quads] "+r"(quads),
+                           [rest] "+r"(rest), [acc] "+r"(acc)
+                         : [b] "r"(b)
+                         : "x9", "x10", CLOBBERED);
 }
 
 /* A whole packed tile, epilogue included (the hard swish's in its own asm: its registers
@@ -315,9 +377,9 @@ static __attribute__((noinline)) void tile(size_t m, size_t n, size_t k, const f
     if (m > 1) {
         float acc[64];
         if (offsets == NULL)
-            accumulate_packed(k, a, b, acc);
+            accumulate_packed(k, a, b, n <= NR / 2, acc);
         else
-            accumulate_indirect(k, a, b, offsets, acc);
+            accumulate_indirect(k, a, b, offsets, n <= NR / 2, acc);
         c00 = vld1q_f32(acc), c01 = vld1q_f32(acc + 4), c10 = vld1q_f32(acc + 8);
         c11 = vld1q_f32(acc + 12), c20 = vld1q_f32(acc + 16), c21 = vld1q_f32(acc + 20);
         c30 = vld1q_f32(acc + 24), c31 = vld1q_f32(acc + 28), c40 = vld1q_f32(acc + 32);
