@@ -56,14 +56,14 @@ enum { MR = 4, NR = 8 };
 #define PACKED_STEP_1                                                                        \
     "vld1.32 {d6-d7}, [%[a]]!\n" "vld1.32 {d24-d27}, [%[b]]!\n"                              \
     VMLA_STEP("d6", "d7", "q12", "q13")
-/* In place: B's row at b + offsets[p], through r12. */
-#define INDIRECT_STEP(A, B, D0, D1, Q0, Q1)                                                  \
+/* In place: B's row at b + offsets[p], through r12, into B's registers; VMLAS multiply. */
+#define INDIRECT_STEP(A, B, VMLAS)                                                           \
     "ldr r12, [%[offsets]], #4\n"                                                            \
     "vld1.32 {" A "}, [%[a]]!\n"                                                             \
     "add r12, %[b], r12, lsl #2\n"                                                           \
-    "vld1.32 {" B "}, [r12]\n" VMLA_STEP(D0, D1, Q0, Q1)
-#define INDIRECT_STEP_0 INDIRECT_STEP("d0-d1", "d2-d5", "d0", "d1", "q1", "q2")
-#define INDIRECT_STEP_1 INDIRECT_STEP("d6-d7", "d24-d27", "d6", "d7", "q12", "q13")
+    "vld1.32 {" B "}, [r12]\n" VMLAS
+#define INDIRECT_STEP_0 INDIRECT_STEP("d0-d1", "d2-d5", VMLA_STEP("d0", "d1", "q1", "q2"))
+#define INDIRECT_STEP_1 INDIRECT_STEP("d6-d7", "d24-d27", VMLA_STEP("d6", "d7", "q12", "q13"))
 /* Narrow steps (a tile of 4 columns or fewer: the last of 196, 49 or 3025 pixels): B's
  * low half into the low accumulators only, 4 vmla a step, the same sums. Packed, the
  * load still takes the whole row (one instruction, and it steps b). */
@@ -71,17 +71,15 @@ enum { MR = 4, NR = 8 };
     "vmla.f32 %q[c00], " Q0 ", " D0 "[0]\n" "vmla.f32 %q[c10], " Q0 ", " D0 "[1]\n"          \
     "vmla.f32 %q[c20], " Q0 ", " D1 "[0]\n" "vmla.f32 %q[c30], " Q0 ", " D1 "[1]\n"
 #define NARROW_PACKED_STEP_0                                                                 \
-    "vld1.32 {d0-d1}, [%[a]]!\n" "vld1.32 {d2-d5}, [%[b]]!\n" VMLA_NARROW_STEP("d0", "d1", "q1")
+    "vld1.32 {d0-d1}, [%[a]]!\n" "vld1.32 {d2-d5}, [%[b]]!\n"                                \
+    VMLA_NARROW_STEP("d0", "d1", "q1")
 #define NARROW_PACKED_STEP_1                                                                 \
     "vld1.32 {d6-d7}, [%[a]]!\n" "vld1.32 {d24-d27}, [%[b]]!\n"                              \
     VMLA_NARROW_STEP("d6", "d7", "q12")
-#define NARROW_INDIRECT_STEP(A, B, D0, D1, Q0)                                               \
-    "ldr r12, [%[offsets]], #4\n"                                                            \
-    "vld1.32 {" A "}, [%[a]]!\n"                                                             \
-    "add r12, %[b], r12, lsl #2\n"                                                           \
-    "vld1.32 {" B "}, [r12]\n" VMLA_NARROW_STEP(D0, D1, Q0)
-#define NARROW_INDIRECT_STEP_0 NARROW_INDIRECT_STEP("d0-d1", "d2-d3", "d0", "d1", "q1")
-#define NARROW_INDIRECT_STEP_1 NARROW_INDIRECT_STEP("d6-d7", "d24-d25", "d6", "d7", "q12")
+#define NARROW_INDIRECT_STEP_0                                                               \
+    INDIRECT_STEP("d0-d1", "d2-d3", VMLA_NARROW_STEP("d0", "d1", "q1"))
+#define NARROW_INDIRECT_STEP_1                                                               \
+    INDIRECT_STEP("d6-d7", "d24-d25", VMLA_NARROW_STEP("d6", "d7", "q12"))
 
 /* The packed k loop with steps S0 / S1 (whole or narrow). */
 #define PACKED_LOOP(S0, S1)                                                                  \
@@ -90,7 +88,8 @@ enum { MR = 4, NR = 8 };
         __asm__ volatile("1:\n" S0 S1 S0 S1                                                  \
                          "subs %[quads], %[quads], #1\n"                                     \
                          "bne 1b\n"                                                          \
-                         : [a] "+r"(a), [b] "+r"(b), [quads] "+r"(quads), ACCUMULATOR_OPERANDS \
+                         : [a] "+r"(a), [b] "+r"(b), [quads] "+r"(quads),                    \
+                           ACCUMULATOR_OPERANDS                                              \
                          :                                                                   \
                          : CLOBBERED, "memory", "cc");                                       \
     if (rest > 0)                                                                            \

@@ -53,22 +53,28 @@ enum { MR = 8, NR = 8 };
     "ldp q0, q1, [%[a]], #32\n" "ldp q2, q3, [%[b]], #32\n" FMLA_STEP("v0", "v1", "v2", "v3")
 #define PACKED_STEP_1                                                                        \
     "ldp q4, q5, [%[a]], #32\n" "ldp q6, q7, [%[b]], #32\n" FMLA_STEP("v4", "v5", "v6", "v7")
-/* An in-place step: B's row at b + offsets[p] (X: a scratch register). */
-#define INDIRECT_STEP(X, QA0, QA1, QB0, QB1, A0, A1, B0, B1)                                 \
+/* An in-place step: B's row at b + offsets[p] (X: a scratch register), loaded by
+ * LOAD_B (from X) and multiplied by FMLAS. */
+#define INDIRECT_STEP(X, QA0, QA1, LOAD_B, FMLAS)                                            \
     "ldrsw " X ", [%[offsets]], #4\n"                                                        \
     "ldp " QA0 ", " QA1 ", [%[a]], #32\n"                                                    \
     "add " X ", %[b], " X ", lsl #2\n"                                                       \
-    "ldp " QB0 ", " QB1 ", [" X "]\n" FMLA_STEP(A0, A1, B0, B1)
-#define INDIRECT_STEP_0 INDIRECT_STEP("x9", "q0", "q1", "q2", "q3", "v0", "v1", "v2", "v3")
-/* Two in-place steps sharing one load of their offsets (ldp of two int32). */
-#define INDIRECT_PAIR                                                                        \
-    "ldp w9, w10, [%[offsets]], #8\n"                                                         \
+    LOAD_B FMLAS
+#define INDIRECT_STEP_0                                                                      \
+    INDIRECT_STEP("x9", "q0", "q1", "ldp q2, q3, [x9]\n", FMLA_STEP("v0", "v1", "v2", "v3"))
+/* Two in-place steps sharing one load of their offsets (ldp of two int32): B's rows at
+ * x9 and x10, each loaded and multiplied as the step's LOAD_B / FMLAS. */
+#define INDIRECT_PAIR_OF(LOAD_B0, FMLAS0, LOAD_B1, FMLAS1)                                   \
+    "ldp w9, w10, [%[offsets]], #8\n"                                                        \
     "ldp q0, q1, [%[a]], #32\n"                                                              \
     "add x9, %[b], w9, sxtw #2\n"                                                            \
     "add x10, %[b], w10, sxtw #2\n"                                                          \
-    "ldp q2, q3, [x9]\n" FMLA_STEP("v0", "v1", "v2", "v3")                                   \
+    LOAD_B0 FMLAS0                                                                           \
     "ldp q4, q5, [%[a]], #32\n"                                                              \
-    "ldp q6, q7, [x10]\n" FMLA_STEP("v4", "v5", "v6", "v7")
+    LOAD_B1 FMLAS1
+#define INDIRECT_PAIR                                                                        \
+    INDIRECT_PAIR_OF("ldp q2, q3, [x9]\n", FMLA_STEP("v0", "v1", "v2", "v3"),                \
+                     "ldp q6, q7, [x10]\n", FMLA_STEP("v4", "v5", "v6", "v7"))
 
 /* Narrow steps (a tile of 4 columns or fewer: the last of 196, 49 or 3025 pixels): the
  * low half of B's row into the low accumulators (v16, v18, … v30) only, the same sums. */
@@ -82,18 +88,10 @@ enum { MR = 8, NR = 8 };
 #define NARROW_PACKED_STEP_1                                                                 \
     "ldp q4, q5, [%[a]], #32\n" "ldr q6, [%[b]], #32\n" FMLA_NARROW_STEP("v4", "v5", "v6")
 #define NARROW_INDIRECT_STEP_0                                                               \
-    "ldrsw x9, [%[offsets]], #4\n"                                                           \
-    "ldp q0, q1, [%[a]], #32\n"                                                              \
-    "add x9, %[b], x9, lsl #2\n"                                                             \
-    "ldr q2, [x9]\n" FMLA_NARROW_STEP("v0", "v1", "v2")
+    INDIRECT_STEP("x9", "q0", "q1", "ldr q2, [x9]\n", FMLA_NARROW_STEP("v0", "v1", "v2"))
 #define NARROW_INDIRECT_PAIR                                                                 \
-    "ldp w9, w10, [%[offsets]], #8\n"                                                        \
-    "ldp q0, q1, [%[a]], #32\n"                                                              \
-    "add x9, %[b], w9, sxtw #2\n"                                                            \
-    "add x10, %[b], w10, sxtw #2\n"                                                          \
-    "ldr q2, [x9]\n" FMLA_NARROW_STEP("v0", "v1", "v2")                                      \
-    "ldp q4, q5, [%[a]], #32\n"                                                              \
-    "ldr q6, [x10]\n" FMLA_NARROW_STEP("v4", "v5", "v6")
+    INDIRECT_PAIR_OF("ldr q2, [x9]\n", FMLA_NARROW_STEP("v0", "v1", "v2"),                   \
+                     "ldr q6, [x10]\n", FMLA_NARROW_STEP("v4", "v5", "v6"))
 
 #define ZERO_V16_TO_V23                                                                      \
     "movi v16.4s, #0\n" "movi v17.4s, #0\n" "movi v18.4s, #0\n" "movi v19.4s, #0\n"          \
@@ -111,37 +109,12 @@ enum { MR = 8, NR = 8 };
     "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "v19", "v20", "v21", \
         "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "memory", "cc"
 
-/* The k loops, 4 steps per iteration, then the rest one by one, leaving the tile in
- * v16-v31. An in-place step costs an address add and half an offset load more than a
- * packed one (80 instructions per 4 steps against 74). */
-#define PACKED_LOOP                                                                          \
-    ZERO_ACCUMULATORS                                                                        \
-    "cbz %[quads], 2f\n"                                                                     \
-    "1:\n" PACKED_STEP_0 PACKED_STEP_1 PACKED_STEP_0 PACKED_STEP_1                            \
-    "subs %[quads], %[quads], #1\n"                                                          \
-    "b.ne 1b\n"                                                                              \
-    "2:\n"                                                                                   \
-    "cbz %[rest], 4f\n"                                                                      \
-    "3:\n" PACKED_STEP_0                                                                     \
-    "subs %[rest], %[rest], #1\n"                                                            \
-    "b.ne 3b\n"                                                                              \
-    "4:\n"
-#define INDIRECT_LOOP                                                                        \
-    ZERO_ACCUMULATORS                                                                        \
-    "cbz %[quads], 2f\n"                                                                     \
-    "1:\n" INDIRECT_PAIR INDIRECT_PAIR                                                       \
-    "subs %[quads], %[quads], #1\n"                                                          \
-    "b.ne 1b\n"                                                                              \
-    "2:\n"                                                                                   \
-    "cbz %[rest], 4f\n"                                                                      \
-    "3:\n" INDIRECT_STEP_0                                                                   \
-    "subs %[rest], %[rest], #1\n"                                                            \
-    "b.ne 3b\n"                                                                              \
-    "4:\n"
-
-/* The narrow loops: the same shape, 8 multiply-adds a step (42 instructions per 4 steps
- * packed instead of 74), the high accumulators left at zero. */
-#define NARROW_LOOP(QUAD, ONE)                                                               \
+/* The k loops, 4 steps per iteration (QUAD), then the rest one by one (ONE), leaving the
+ * tile in v16-v31. An in-place step costs an address add and half an offset load more
+ * than a packed one (80 instructions per 4 steps against 74); a narrow one has 8
+ * multiply-adds (42 instructions per 4 packed steps), the high accumulators left at
+ * zero. */
+#define K_LOOP(QUAD, ONE)                                                                    \
     ZERO_ACCUMULATORS                                                                        \
     "cbz %[quads], 2f\n"                                                                     \
     "1:\n" QUAD                                                                              \
@@ -153,11 +126,14 @@ enum { MR = 8, NR = 8 };
     "subs %[rest], %[rest], #1\n"                                                            \
     "b.ne 3b\n"                                                                              \
     "4:\n"
+#define PACKED_LOOP                                                                          \
+    K_LOOP(PACKED_STEP_0 PACKED_STEP_1 PACKED_STEP_0 PACKED_STEP_1, PACKED_STEP_0)
+#define INDIRECT_LOOP K_LOOP(INDIRECT_PAIR INDIRECT_PAIR, INDIRECT_STEP_0)
 #define NARROW_PACKED_LOOP                                                                   \
-    NARROW_LOOP(NARROW_PACKED_STEP_0 NARROW_PACKED_STEP_1 NARROW_PACKED_STEP_0               \
-                NARROW_PACKED_STEP_1, NARROW_PACKED_STEP_0)
+    K_LOOP(NARROW_PACKED_STEP_0 NARROW_PACKED_STEP_1 NARROW_PACKED_STEP_0                    \
+           NARROW_PACKED_STEP_1, NARROW_PACKED_STEP_0)
 #define NARROW_INDIRECT_LOOP                                                                 \
-    NARROW_LOOP(NARROW_INDIRECT_PAIR NARROW_INDIRECT_PAIR, NARROW_INDIRECT_STEP_0)
+    K_LOOP(NARROW_INDIRECT_PAIR NARROW_INDIRECT_PAIR, NARROW_INDIRECT_STEP_0)
 
 /*
  * The epilogue of a whole tile (8 × 8) in assembly: per row, its bias (ld1r, post-indexed

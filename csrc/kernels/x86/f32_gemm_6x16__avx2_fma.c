@@ -163,10 +163,10 @@ static ALWAYS_INLINE void tile(size_t m, size_t n, size_t k, const float *a, con
     __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
 
     /* Tiles of two to four rows (the last of M = 16, 32, 64 …) skip the FMAs of rows they
-     * do not store: 8 a k step, not 12. Each sum runs over k in order in both loops, so a
-     * row's bits do not depend on the tile it falls in (a stream's pulses tile their
-     * pixels otherwise than the whole signal: tests/stream); splitting two rows' sums
-     * over even and odd k would save more, but changed them. */
+     * do not store: 8 a k step, not 12. Each sum runs over k in order in every loop but
+     * one_row's, so a row's bits do not depend on the tile it falls in (a stream's pulses
+     * tile their pixels otherwise than the whole signal: tests/stream); splitting two
+     * rows' sums over even and odd k would save more, but changed them. */
     /* params->prefetch rides along the loop of tiles of five or six rows (the others are
      * shorter: there the range is asked for at once) */
     const size_t prefetch_step =
@@ -188,8 +188,9 @@ static ALWAYS_INLINE void tile(size_t m, size_t n, size_t k, const float *a, con
         one_row(k, a, b, offsets, &c00, &c01);
     } else if (n <= NR / 2) {
         /* Tiles of 8 columns or fewer (the last of 196, 49 or 3025 pixels, of 100
-         * frames) multiply-add the low vector only: 6 FMAs a step, which the FMA
-         * latency paces (6 chains), 2/3 of a whole step's time; the same sums. */
+         * frames) multiply-add the low vector only: 6 FMAs a step, the same sums. Six
+         * chains leave the FMA latency the bound, so the saving is far from half (the
+         * cost models count such a tile whole: kernels.h). */
         for (size_t p = 0; p < k; p++, a += MR) {
             const __m256 b0 = _mm256_loadu_ps(B_ROW(b, offsets, p));
             c00 = _mm256_fmadd_ps(_mm256_broadcast_ss(a), b0, c00);
