@@ -142,7 +142,7 @@ static void share_of(pass *w, const void *from, size_t bytes, size_t part, size_
  * panel's rows at b + j·k + k0·nr (offsets NULL) or the in-place rows at
  * b + j + offsets[k0 + p]; with k = 0 the panels are empty (maybe NULL) and the kernel
  * reads none: offsetting them would be undefined. */
-static inline void tile_at(pass *w, size_t i, size_t j)
+static EMBER_ALWAYS_INLINE void tile_at(pass *w, size_t i, size_t j)
 {
     const size_t mr = w->kernel->mr, nr = w->kernel->nr;
     const size_t m_tile = w->m - i < mr ? w->m - i : mr, n_tile = w->n - j < nr ? w->n - j : nr;
