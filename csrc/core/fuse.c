@@ -19,6 +19,8 @@
  * bytes must exist unclamped. But for one case, also last: the plan's hardswish of the
  * chain's value x, its four nodes mul(x, a), add(·, b), clamp(·, lo, hi), mul(x, ·) (x read
  * twice), into an op that accepts a hard swish (a conv: MobileNetV3's every other conv).
+ * Or, also last, a channel shuffle of the chain's value (reshape, transpose, reshape: see
+ * fuse_shuffle) into an op that stores its output channels shuffled (a grouped conv).
  * Each absorbed node becomes an alias of the GEMM output.
  */
 #include <math.h>
@@ -28,6 +30,7 @@
 #include "base/error.h"
 #include "core/instance.h"
 #include "core/shape.h"
+#include "ops/ops.h"
 
 typedef struct use_info {
     int *count;     /* live readers of each value (a node reading twice counts twice) */
@@ -161,17 +164,63 @@ static int absorb(const ember_model *model, const ember_node *gemm, const ember_
 
 /* The one live reader of value v, when it is an f32 op `name` of v's shape and v is no
  * graph output; else NULL. */
-static const ember_node *sole_reader(const ember_model *model, const use_info *uses, int v,
+/* The one live reader of v, a `name` node with an f32 output, or NULL. */
+static const ember_node *only_reader(const ember_model *model, const use_info *uses, int v,
                                      const char *name)
 {
     if (uses->is_output[v] || uses->count[v] != 1)
         return NULL;
     const ember_node *reader = &model->nodes[uses->consumer[v]];
-    const ember_value *in = &model->values[v], *out = &model->values[reader->output];
-    return is_op(reader, name) && out->datum_type == EMBER_F32 &&
-                   ember_shape_equal(out->shape, out->rank, in->shape, in->rank)
+    return is_op(reader, name) && model->values[reader->output].datum_type == EMBER_F32
                ? reader
                : NULL;
+}
+
+/* The same, its output of v's shape. */
+static const ember_node *sole_reader(const ember_model *model, const use_info *uses, int v,
+                                     const char *name)
+{
+    const ember_node *reader = only_reader(model, uses, v, name);
+    const ember_value *in = &model->values[v];
+    return reader != NULL && ember_shape_equal(model->values[reader->output].shape,
+                                               model->values[reader->output].rank, in->shape,
+                                               in->rank)
+               ? reader
+               : NULL;
+}
+
+/* Absorb a channel shuffle of value v [n, c, …] (ShuffleNet's, as the cook writes it:
+ * reshape to [n, g, c/g, …], transpose(axes = [0, 2, 1]), reshape back to v's shape) into
+ * a host that stores its channels so (ember_epilogue.shuffle_groups): the transpose's
+ * copy of the whole tensor is then not made. Returns 1 when absorbed. */
+static int fuse_shuffle(const ember_model *model, const use_info *uses, size_t g, int v,
+                        int *fused_into, ember_epilogue *epilogue)
+{
+    const ember_node *host = &model->nodes[g];
+    const ember_value *x = &model->values[v];
+    const ember_node *split = only_reader(model, uses, v, "reshape");
+    if (host->op->accepts_shuffle == NULL || split == NULL || x->rank < 2 ||
+        x->rank >= EMBER_MAX_RANK)
+        return 0;
+    const ember_value *s = &model->values[split->output];
+    if (s->rank != x->rank + 1 || s->shape[0] != x->shape[0] || s->shape[1] < 2 ||
+        s->shape[1] * s->shape[2] != x->shape[1] ||
+        !ember_shape_equal(s->shape + 3, s->rank - 3, x->shape + 2, x->rank - 2))
+        return 0;
+    const ember_node *swap = only_reader(model, uses, split->output, "transpose");
+    if (swap == NULL || !ember_transpose_swaps(swap, 1, 2))
+        return 0;
+    const ember_node *merge = only_reader(model, uses, swap->output, "reshape");
+    if (merge == NULL ||
+        !ember_shape_equal(model->values[merge->output].shape,
+                           model->values[merge->output].rank, x->shape, x->rank) ||
+        !host->op->accepts_shuffle(host, epilogue, s->shape[1]))
+        return 0;
+    const ember_node *nodes[3] = {split, swap, merge};
+    for (int i = 0; i < 3; i++)
+        fused_into[nodes[i] - model->nodes] = (int)g;
+    epilogue->shuffle_groups = s->shape[1];
+    return 1;
 }
 
 /* The scalar constant of binary `node` beside operand v, or 0. */
@@ -216,8 +265,9 @@ static int fuse_hard_swish(const ember_model *model, const use_info *uses, size_
     return 1;
 }
 
-/* Follow single consumers from the GEMM's output, absorbing while `absorb` accepts. The
- * chain stops at the first value someone else needs as is, or after a hard swish. */
+/* Follow single consumers from the GEMM's output, absorbing while `absorb` accepts; then
+ * a hard swish or a channel shuffle of the last value. The chain stops at the first value
+ * someone else needs as is. */
 static void fuse_chain(const ember_model *model, const use_info *uses, size_t g,
                        int *fused_into, ember_epilogue *epilogue)
 {
@@ -226,11 +276,12 @@ static void fuse_chain(const ember_model *model, const use_info *uses, size_t g,
     while (!uses->is_output[v] && uses->count[v] == 1) {
         const ember_node *consumer = &model->nodes[uses->consumer[v]];
         if (!absorb(model, gemm, consumer, v, epilogue))
-            return;
+            break;
         fused_into[uses->consumer[v]] = (int)g;
         v = consumer->output;
     }
-    fuse_hard_swish(model, uses, g, v, fused_into, epilogue);
+    if (!fuse_hard_swish(model, uses, g, v, fused_into, epilogue))
+        fuse_shuffle(model, uses, g, v, fused_into, epilogue);
 }
 
 /* Use counts are over live nodes only: a dead reader (pruned later) must not prevent a
@@ -263,6 +314,7 @@ ember_status ember_fuse_epilogues(const ember_model *model, const uint8_t *live,
         epilogues[n].residual = -1;
         epilogues[n].gate = -1;
         epilogues[n].hard_swished = 0;
+        epilogues[n].shuffle_groups = 0;
         memset(&epilogues[n].hard_swish, 0, sizeof epilogues[n].hard_swish);
         for (size_t i = 0; live[n] && i < model->nodes[n].input_count; i++) {
             const int v = model->nodes[n].inputs[i];

@@ -84,6 +84,8 @@ typedef struct ember_epilogue {
     int gate;                /* value id of the gate, -1 for none (the host reads it) */
     int hard_swished;        /* nonzero: hard_swish's alpha, beta, lo and hi apply, last */
     ember_f32_hard_swish hard_swish; /* its apply is the host's to choose (NULL here) */
+    int64_t shuffle_groups;  /* 0, or the channel shuffle of g groups after all the rest:
+                                output channel G·(c/g) + i stored as channel i·g + G */
 } ember_epilogue;
 
 /* What prepare works with, and what it reports back. */
@@ -136,6 +138,10 @@ typedef struct ember_op {
     /* For EMBER_OP_FUSES_EPILOGUE ops, may be NULL (never): whether the run can apply a hard
      * swish to its clamped result, last (ember_epilogue). */
     int (*accepts_hard_swish)(const ember_node *node);
+    /* May be NULL (never): whether the run can store its output channels shuffled in
+     * `groups` groups (ember_epilogue.shuffle_groups), with this epilogue. */
+    int (*accepts_shuffle)(const ember_node *node, const ember_epilogue *epilogue,
+                           int64_t groups);
     /* NULL: no prepared state and no scratch. */
     ember_status (*prepare)(ember_prepare_context *ctx, void **out_prepared);
     void (*run)(const ember_node *node, void *prepared, const ember_op_io *io);

@@ -236,6 +236,18 @@ static int conv_accepts_hard_swish(const ember_node *node)
     return 1;
 }
 
+/* A channel shuffle in as many groups as the conv has: each group's GEMM stores its rows
+ * a plane · groups apart from plane g on (conv_group), so only the paths whose output is
+ * the GEMM's C take it (conv_prepare keeps a shuffled conv on them), and nothing is
+ * applied after the GEMM: no residual, gate or hard swish. */
+static int conv_accepts_shuffle(const ember_node *node, const ember_epilogue *epilogue,
+                                int64_t groups)
+{
+    const conv_attributes *a = node->attributes;
+    return !a->depthwise && a->resolved_groups == groups && groups > 1 &&
+           epilogue->residual < 0 && epilogue->gate < 0 && !epilogue->hard_swished;
+}
+
 static int conv_accepts_bias_axis(const ember_model *model, const ember_node *node,
                                   const ember_value *output, int axis)
 {
@@ -350,6 +362,7 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
     p->kernel = ctx->kernels->f32_gemm;
     p->min = ctx->epilogue->min;
     p->max = ctx->epilogue->max;
+    p->shuffle = ctx->epilogue->shuffle_groups;
     if (ctx->epilogue->hard_swished) {
         p->gate = ctx->epilogue->hard_swish;
         p->gate.apply = ctx->kernels->f32_hard_swish->fn;
@@ -401,9 +414,10 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
     if ((uint64_t)depth > (uint64_t)(SIZE_MAX / 8) / sizeof(float) / (uint64_t)p->block)
         return ember_node_error(node, EMBER_ERROR_MEMORY, "im2col block too large");
 
-    p->one_pixel = p->out_pixels == 1 && !p->pointwise && w->constant != NULL;
-    p->winograd = w->constant != NULL && ember_conv_winograd_pays(p);
-    p->few_pixels = !p->one_pixel && !p->winograd && w->constant != NULL &&
+    /* a shuffled conv stays on the im2col / pointwise GEMMs (conv_accepts_shuffle) */
+    p->one_pixel = !p->shuffle && p->out_pixels == 1 && !p->pointwise && w->constant != NULL;
+    p->winograd = !p->shuffle && w->constant != NULL && ember_conv_winograd_pays(p);
+    p->few_pixels = !p->shuffle && !p->one_pixel && !p->winograd && w->constant != NULL &&
                     ember_conv_few_pixels_pays(p);
     const int filter_as_b = p->one_pixel || p->few_pixels; /* the transposed GEMMs */
     p->group_filter_floats = p->winograd ? ember_conv_winograd_filter_floats(p)
@@ -415,7 +429,7 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
                                        : im2col_floats(p) * sizeof(float);
     if (p->winograd)
         ember_conv_winograd_prepare(p, ctx->kernels->f32_winograd, &ctx->scratch_bytes);
-    else if (!p->few_pixels &&
+    else if (!p->few_pixels && !p->shuffle &&
              (status = ember_conv_implicit_prepare(p, node, ctx->epilogue->residual >= 0,
                                                    &ctx->scratch_bytes)) != EMBER_OK)
         return status;
@@ -500,7 +514,9 @@ static void conv_group(const conv_prepared *p, const float *in, const float *fil
             memcpy(out, residual, (size_t)(p->group_out * p->out_pixels) * sizeof(float));
         params.accumulate = 1;
     }
-    const size_t row_bytes = (size_t)p->out_pixels * sizeof(float);
+    /* C's rows: the group's channels, planes apart, or `shuffle` planes apart shuffled */
+    const size_t row_bytes =
+        (size_t)p->out_pixels * sizeof(float) * (size_t)(p->shuffle ? p->shuffle : 1);
     const int64_t taps = ember_conv_taps(p);
     float *rows = columns + (size_t)slice_depth(p) * (size_t)p->block;
     for (int64_t j = 0; j < p->out_pixels; j += p->block) {
@@ -557,9 +573,11 @@ static void conv_run(const ember_node *node, void *prepared, const ember_op_io *
     for (int64_t n = 0; n < p->batch; n++)
         for (int64_t g = 0; g < p->groups; g++) {
             const int64_t at = (n * p->out_channels + g * p->group_out) * p->out_pixels;
+            /* shuffled, the group's first channel is channel g */
+            const int64_t to = p->shuffle ? (n * p->out_channels + g) * p->out_pixels : at;
             conv_group(p, input + (n * p->channels + g * p->group_in) * p->in_pixels,
                        filter + (size_t)g * p->group_filter_floats, bias + g * p->group_out,
-                       residual ? residual + at : NULL, output + at, columns);
+                       residual ? residual + at : NULL, output + to, columns);
         }
 }
 
@@ -579,6 +597,6 @@ static const ember_op_param conv_params[] = {
 const ember_op ember_op_conv = {.name = "conv", .flags = EMBER_OP_FUSES_EPILOGUE,
     .params = conv_params, .param_count = 8, .parse = conv_parse, .infer = conv_infer,
     .accepts_bias_axis = conv_accepts_bias_axis, .accepts_residual = conv_accepts_residual,
-    .accepts_hard_swish = conv_accepts_hard_swish,
+    .accepts_hard_swish = conv_accepts_hard_swish, .accepts_shuffle = conv_accepts_shuffle,
     .prepare = conv_prepare,
     .run = conv_run, .free_prepared = conv_free};

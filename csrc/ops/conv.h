@@ -29,6 +29,9 @@ typedef struct conv_prepared {
     int64_t depth;                    /* K = group_in × prod(kernel) */
     int64_t in_pixels, out_pixels;
     int pointwise;                    /* 1×1, stride 1, no padding: B is the input itself */
+    int64_t shuffle;                  /* 0, or the fused channel shuffle's groups (= groups):
+                                         group G's channel i stored as channel i·shuffle + G,
+                                         by the im2col / pointwise GEMMs only */
     int pointwise_in_place;           /* pointwise, B read in place by the indirect kernel
                                          (b_offsets: channel c at c · in_pixels), not packed */
     int depthwise;                    /* one input channel per group: direct, no GEMM */

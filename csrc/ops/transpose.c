@@ -68,6 +68,15 @@ static void transpose_run(const ember_node *node, void *prepared, const ember_op
                        ember_datum_size(x->datum_type));
 }
 
+int ember_transpose_swaps(const ember_node *node, int a, int b)
+{
+    const transpose_attributes *t = node->attributes;
+    for (int i = 0; i < t->axis_count; i++)
+        if (t->axes[i] != (i == a ? b : i == b ? a : i))
+            return 0;
+    return a < t->axis_count && b < t->axis_count;
+}
+
 static const ember_op_param transpose_params[] = {
     {"input", EMBER_PARAM_TENSOR, 0, 0.0f},
     {"axes", EMBER_PARAM_ATTRIBUTE, 0, 0.0f},

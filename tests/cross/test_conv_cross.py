@@ -6,8 +6,9 @@ im2col path beside it (more channels, stride 5); the transposed GEMM of few outp
 sizes, blocks of tiles, groups, batch 2); depthwise convs through the
 f32_dwconv kernel (3×3 stride 2, 5×5 dilated, a 7×7 plane with a channel multiplier,
 stride 3 at batch 2, 3×3 "same" planes read in place); some of them with a skip
-connection (add, relu) fused into the conv, and some with a hardswish after (fused: in the
-GEMM micro-kernels' registers, after the other paths' writes). The host's results are
+connection (add, relu) fused into the conv, some with a hardswish after (fused: in the
+GEMM micro-kernels' registers, after the other paths' writes), and grouped ones with a
+channel shuffle after (fused: the conv stores its channels shuffled). The host's results are
 checked against a direct reference by tests/runtime/test_ops_conv.py and test_fusion.py."""
 import os
 
@@ -35,6 +36,7 @@ CASES = {
     # tiles are too many, and it packs B
     "pointwise-in-place": ((1, 96, 12, 12), (32, 96, 1, 1), 1, (0, 0, 0, 0), (1, 1), (1, 1)),
     "im2col-stride5": ((1, 3, 23, 21), (4, 3, 3, 3), 1, (1, 1, 1, 1), (5, 5), (1, 1)),
+    "pointwise-grouped": ((1, 24, 14, 14), (36, 6, 1, 1), 4, (0, 0, 0, 0), (1, 1), (1, 1)),
     # Winograd F(2x2, 3x3) (conv_winograd.c): blocks of tiles and of output channels (the
     # last panel partial for NEON's 8 and 4 rows), odd sizes, groups, batch 2
     "winograd-odd-blocks": ((1, 256, 21, 19), (62, 256, 3, 3), 1, (1, 1, 1, 1), (1, 1), (1, 1)),
@@ -67,13 +69,29 @@ HARD_SWISH = ("stride1-bands", "pointwise-stride2", "pointwise-in-place",
               "depthwise-same-in-place-multiplier", "depthwise-7x7-multiplier")
 
 
+# grouped convs followed by a channel shuffle in as many groups (Reshape, Transpose,
+# Reshape: ShuffleNet's), fused into the conv, which stores its channels shuffled
+SHUFFLE = ("stride3x2-grouped", "pointwise-grouped")
+
+
 def conv_output_shape(name):
     xs, ws, _, pads, strides, dilations = CASES[name]
     return [xs[0], ws[0]] + [(xs[2 + d] + pads[d] + pads[d + 2] - (ws[2 + d] - 1) * dilations[d]
                               - 1) // strides[d] + 1 for d in range(2)]
 
 
-def cook(name, directory, residual=False, hard_swish=False):
+def shuffle_nodes(name):
+    n, c, h, w = conv_output_shape(name)
+    groups = CASES[name][2]
+    shapes = [numpy_helper.from_array(np.array(v, np.int64), f"shape{i}")
+              for i, v in enumerate([[n, groups, c // groups, h, w], [n, c, h, w]])]
+    nodes = [helper.make_node("Reshape", ["c", "shape0"], ["split"]),
+             helper.make_node("Transpose", ["split"], ["swapped"], perm=[0, 2, 1, 3, 4]),
+             helper.make_node("Reshape", ["swapped", "shape1"], ["y"])]
+    return nodes, shapes
+
+
+def cook(name, directory, residual=False, hard_swish=False, shuffle=False):
     xs, ws, groups, pads, strides, dilations = CASES[name]
     rng = np.random.default_rng(len(name))
     w = numpy_helper.from_array(rng.standard_normal(ws).astype(np.float32), "w")
@@ -91,8 +109,14 @@ def cook(name, directory, residual=False, hard_swish=False):
     if hard_swish:
         node.output[0] = "c"
         nodes.append(helper.make_node("HardSwish", ["c"], ["y"]))
+    constants = [w, b]
+    if shuffle:
+        node.output[0] = "c"
+        more, shapes = shuffle_nodes(name)
+        nodes += more
+        constants += shapes
     graph = helper.make_graph(nodes, name, inputs, [helper.make_tensor_value_info(
-        "y", TensorProto.FLOAT, None)], [w, b])
+        "y", TensorProto.FLOAT, None)], constants)
     source = os.path.join(directory, name + ".onnx")
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), source)
     plan = os.path.join(directory, name + ".nnef.tar")
@@ -118,7 +142,8 @@ def test_conv_paths_match_the_host_under_qemu(arch, tmp_path):
                                      atol=1e-4)
         if problem:
             failures.append(f"{name}: {problem}")
-    for names, fused in ((RESIDUAL, "residual"), (HARD_SWISH, "hard_swish")):
+    for names, fused in ((RESIDUAL, "residual"), (HARD_SWISH, "hard_swish"),
+                         (SHUFFLE, "shuffle")):
         for name in names:
             plan, inputs = cook(name, str(tmp_path), **{fused: True})
             problem = cross.compare_plan(arch, plan, inputs, 1, str(tmp_path),
