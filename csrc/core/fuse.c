@@ -30,7 +30,7 @@
 #include "base/error.h"
 #include "core/instance.h"
 #include "core/shape.h"
-#include "ops/ops.h"
+#include "ops/transpose.h"
 
 typedef struct use_info {
     int *count;     /* live readers of each value (a node reading twice counts twice) */
@@ -162,9 +162,8 @@ static int absorb(const ember_model *model, const ember_node *gemm, const ember_
     return 0;
 }
 
-/* The one live reader of value v, when it is an f32 op `name` of v's shape and v is no
- * graph output; else NULL. */
-/* The one live reader of v, a `name` node with an f32 output, or NULL. */
+/* The one live reader of value v, when it is an f32 op `name` and v is no graph output;
+ * else NULL. */
 static const ember_node *only_reader(const ember_model *model, const use_info *uses, int v,
                                      const char *name)
 {

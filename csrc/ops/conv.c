@@ -75,8 +75,6 @@ typedef struct conv_attributes {
     int64_t resolved_stride[MAX_SPATIAL], resolved_dilation[MAX_SPATIAL];
 } conv_attributes;
 
-enum { INPUT, FILTER, BIAS };
-
 /* ---------------------------------------------------------------- attributes */
 
 static ember_status conv_parse(const ember_node *node, const ember_nnef_expr *const *attrs,
@@ -162,7 +160,7 @@ static ember_status conv_infer(ember_node *node, const ember_value *const *input
                                ember_value *output)
 {
     conv_attributes *a = node->attributes;
-    const ember_value *x = inputs[INPUT], *w = inputs[FILTER], *b = inputs[BIAS];
+    const ember_value *x = inputs[CONV_INPUT], *w = inputs[CONV_FILTER], *b = inputs[CONV_BIAS];
     char xs[EMBER_SHAPE_TEXT], ws[EMBER_SHAPE_TEXT];
     for (int i = 0; i < 3; i++)
         if (inputs[i]->datum_type != EMBER_F32)
@@ -273,12 +271,6 @@ static void conv_free(void *p)
     free(prepared);
 }
 
-/* K of a whole slice (the last may be shallower). */
-static int64_t slice_depth(const conv_prepared *p)
-{
-    return p->slice_channels * ember_conv_taps(p);
-}
-
 /* Input channels per K slice (see SLICE_DEPTH): the slices as even as whole channels
  * make them. */
 static int64_t slice_channels(const conv_prepared *p)
@@ -344,7 +336,7 @@ static ember_status conv_bias(conv_prepared *p, const ember_prepare_context *ctx
  * rows of one channel's taps that are packed into it. */
 static size_t im2col_floats(const conv_prepared *p)
 {
-    return (size_t)slice_depth(p) * (size_t)p->block +
+    return (size_t)ember_conv_slice_depth(p) * (size_t)p->block +
            (p->pointwise ? 0 : ember_conv_im2col_rows_floats(p));
 }
 
@@ -352,8 +344,8 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
 {
     const ember_model *model = ctx->model;
     const ember_node *node = ctx->node;
-    const ember_value *x = ember_node_input(model, node, INPUT);
-    const ember_value *w = ember_node_input(model, node, FILTER);
+    const ember_value *x = ember_node_input(model, node, CONV_INPUT);
+    const ember_value *w = ember_node_input(model, node, CONV_FILTER);
     const ember_value *y = &model->values[node->output];
     conv_prepared *p = calloc(1, sizeof *p);
     if (p == NULL)
@@ -379,7 +371,7 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
         if (status != EMBER_OK)
             return status;
         ctx->packed_bytes += 2 * (size_t)p->out_channels * sizeof(float);
-        return conv_bias(p, ctx, ember_node_input(model, node, BIAS));
+        return conv_bias(p, ctx, ember_node_input(model, node, CONV_BIAS));
     }
     /* before the path is chosen: the paths' costs and the filter's packing take its mr */
     p->kernel = ember_f32_gemm_for_rows(p->kernel, (size_t)p->group_out);
@@ -388,7 +380,7 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
         return status;
     const size_t nr = p->kernel->nr;
     p->slice_channels = slice_channels(p);
-    const int64_t depth = slice_depth(p) > 0 ? slice_depth(p) : 1; /* no channels: 0 */
+    const int64_t depth = ember_conv_slice_depth(p) > 0 ? ember_conv_slice_depth(p) : 1; /* no channels: 0 */
     /* a filter past L2: the largest blocks (above); sliced, twice the bytes: the block's
      * filter slices stream from memory once per block, and its output stays in L2 across
      * the slices (VGG19's 28×28 convs: 0.92x the time with 128 KiB blocks, one process
@@ -455,130 +447,7 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
         ctx->scratch_bytes = p->filter_scratch_offset + filter_bytes;
     }
     ctx->packed_bytes += 2 * (size_t)p->out_channels * sizeof(float);
-    return conv_bias(p, ctx, ember_node_input(model, node, BIAS));
-}
-
-/* ---------------------------------------------------------------- run */
-
-
-static const float *run_bias(conv_prepared *p, const ember_tensor *bias)
-{
-    if (!p->bias_computed)
-        return p->bias;
-    const float *b = bias->data;
-    const int scalar = ember_shape_count(bias->shape, bias->rank) == 1;
-    for (int64_t o = 0; o < p->out_channels; o++)
-        p->run_bias[o] = p->bias[o] + b[scalar ? 0 : o];
-    return p->run_bias;
-}
-
-/* The epilogue of one K slice: the slices after the first accumulate; the last adds the
- * bias and clamps. */
-static ember_f32_gemm_params slice_params(const ember_f32_gemm_params *params, int after_first,
-                                          int last)
-{
-    ember_f32_gemm_params slice = *params;
-    slice.accumulate |= after_first;
-    slice.bias_row = last ? params->bias_row : NULL;
-    slice.min = last ? params->min : -INFINITY;
-    slice.max = last ? params->max : INFINITY;
-    slice.hard_swish = last ? params->hard_swish : NULL;
-    return slice;
-}
-
-/* One group of one image through the GEMM: transposed for few pixels, Winograd, in place,
- * or over im2col blocks (the input itself for pointwise). A residual is added before the
- * clamp: copied into the output first and accumulated by the GEMM, or by the scratch
- * paths as they copy their result out. The output may be the residual's own bytes (the
- * core places it there when nothing reads the residual after): no copy then, and the
- * scratch paths read each residual element before writing the output's. */
-static void conv_group(const conv_prepared *p, const float *in, const float *filter,
-                       const float *bias, const float *residual, float *out, float *columns)
-{
-    if (p->few_pixels) {
-        ember_conv_few_pixels_run(p, in, filter, bias, residual, out, columns);
-        return;
-    }
-    if (p->winograd) {
-        ember_conv_winograd_run(p, in, filter, bias, residual, out, columns);
-        return;
-    }
-    ember_f32_gemm_params params = {
-        .bias_row = bias, .min = p->min, .max = p->max, .hard_swish = ember_conv_gate(p)};
-    if (p->implicit) {
-        ember_conv_implicit_run(p, in, filter, &params, residual, out, columns);
-        return;
-    }
-    if (residual != NULL) {
-        if (residual != out)
-            memcpy(out, residual, (size_t)(p->group_out * p->out_pixels) * sizeof(float));
-        params.accumulate = 1;
-    }
-    /* C's rows: the group's channels, planes apart, or `shuffle` planes apart shuffled */
-    const size_t row_bytes =
-        (size_t)p->out_pixels * sizeof(float) * (size_t)(p->shuffle ? p->shuffle : 1);
-    const int64_t taps = ember_conv_taps(p);
-    float *rows = columns + (size_t)slice_depth(p) * (size_t)p->block;
-    for (int64_t j = 0; j < p->out_pixels; j += p->block) {
-        const int64_t count = p->out_pixels - j < p->block ? p->out_pixels - j : p->block;
-        /* until the last slice; one pass at least: no input channels still write the bias */
-        for (int64_t c0 = 0, last = 0; !last; c0 += p->slice_channels) {
-            const int64_t channels = ember_conv_slice_width(p, c0);
-            const float *slice_in = in + c0 * p->in_pixels;
-            const float *filter_slice = filter + ember_conv_slice_offset(p, c0);
-            last = c0 + channels >= p->group_in;
-            const ember_f32_gemm_params slice = slice_params(&params, c0 > 0, last);
-            if (p->pointwise_in_place) {
-                ember_conv_pointwise_run(p, channels, slice_in + j, count, filter_slice,
-                                         columns, out + j, row_bytes, &slice);
-                continue;
-            }
-            if (p->pointwise)
-                ember_f32_pack_b(p->kernel->nr, (size_t)channels, (size_t)count, slice_in + j,
-                                 (size_t)p->in_pixels, 1, columns);
-            else
-                ember_conv_pack_im2col(p, slice_in, channels, j, count, p->kernel->nr, columns,
-                                       rows);
-            ember_f32_gemm_packed(p->kernel, (size_t)p->group_out, (size_t)count,
-                                  (size_t)(channels * taps), filter_slice, columns,
-                                  out + j, row_bytes, &slice);
-        }
-    }
-}
-
-static void conv_run(const ember_node *node, void *prepared, const ember_op_io *io)
-{
-    (void)node;
-    conv_prepared *p = prepared;
-    const float *input = io->inputs[INPUT]->data;
-    float *output = io->output->data;
-    const float *bias = run_bias(p, io->inputs[BIAS]);
-    if (p->depthwise) {
-        const float *filter = p->packed_filter ? p->packed_filter : io->inputs[FILTER]->data;
-        ember_conv_depthwise_run(p, input, filter, bias, output, io->scratch);
-        return;
-    }
-    float *columns = io->scratch;
-    const float *filter = p->packed_filter;
-    if (filter == NULL) {
-        float *packed = (float *)((char *)columns + p->filter_scratch_offset);
-        ember_conv_pack_filter(p, io->inputs[FILTER]->data, packed);
-        filter = packed;
-    }
-    const float *residual = io->residual != NULL ? io->residual->data : NULL;
-    if (p->one_pixel) {
-        ember_conv_one_pixel_run(p, input, bias, residual, output, columns);
-        return;
-    }
-    for (int64_t n = 0; n < p->batch; n++)
-        for (int64_t g = 0; g < p->groups; g++) {
-            const int64_t at = (n * p->out_channels + g * p->group_out) * p->out_pixels;
-            /* shuffled, the group's first channel is channel g */
-            const int64_t to = p->shuffle ? (n * p->out_channels + g) * p->out_pixels : at;
-            conv_group(p, input + (n * p->channels + g * p->group_in) * p->in_pixels,
-                       filter + (size_t)g * p->group_filter_floats, bias + g * p->group_out,
-                       residual ? residual + at : NULL, output + to, columns);
-        }
+    return conv_bias(p, ctx, ember_node_input(model, node, CONV_BIAS));
 }
 
 /* ---------------------------------------------------------------- descriptor */
@@ -599,4 +468,4 @@ const ember_op ember_op_conv = {.name = "conv", .flags = EMBER_OP_FUSES_EPILOGUE
     .accepts_bias_axis = conv_accepts_bias_axis, .accepts_residual = conv_accepts_residual,
     .accepts_hard_swish = conv_accepts_hard_swish, .accepts_shuffle = conv_accepts_shuffle,
     .prepare = conv_prepare,
-    .run = conv_run, .free_prepared = conv_free};
+    .run = ember_conv_run, .free_prepared = conv_free};

@@ -1,6 +1,7 @@
 /*
- * csrc/ops/conv.h — what conv.c and its paths (conv_im2col.c, conv_implicit.c,
- * conv_pointwise.c, conv_few_pixels.c, conv_depthwise.c, conv_winograd.c) share, private
+ * csrc/ops/conv.h — what conv.c, its run (conv_run.c) and its paths (conv_im2col.c,
+ * conv_implicit.c, conv_pointwise.c, conv_few_pixels.c, conv_depthwise.c,
+ * conv_winograd.c) share, private
  * to csrc/ops: the prepared geometry of a convolution, the band layout, im2col packing,
  * the epilogue's clamp and hard swish.
  */
@@ -14,6 +15,7 @@
 
 #define MAX_SPATIAL (EMBER_MAX_RANK - 2)
 enum { IN_PLACE_SAME = 1, IN_PLACE_STRIDE_2 = 2 };
+enum { CONV_INPUT, CONV_FILTER, CONV_BIAS }; /* the op's tensor operands */
 
 /* Strides past this (phase planes per channel: stride²) are not laid out in phases. */
 #define EMBER_CONV_MAX_PHASE_STRIDE 4
@@ -119,6 +121,12 @@ static inline int64_t ember_conv_taps(const conv_prepared *p)
     for (int d = 0; d < p->spatial; d++)
         taps *= p->kernel_dims[d];
     return taps;
+}
+
+/* K of a whole slice (the last may be shallower). */
+static inline int64_t ember_conv_slice_depth(const conv_prepared *p)
+{
+    return p->slice_channels * ember_conv_taps(p);
 }
 
 /* Output range [*lo, *hi] along one spatial dim whose input index o·s + offset falls
@@ -255,6 +263,9 @@ size_t ember_conv_few_pixels_scratch(const conv_prepared *p);
 void ember_conv_few_pixels_run(const conv_prepared *p, const float *in, const float *filter,
                                const float *bias, const float *residual, float *out,
                                float *scratch);
+
+/* The op's run (conv_run.c), over the state conv.c's prepare made. */
+void ember_conv_run(const ember_node *node, void *prepared, const ember_op_io *io);
 
 /* Pointwise with B in place (conv_pointwise.c): at prepare, sets p->pointwise_in_place
  * (and p->b_offsets) where it pays; the run of one block of pixels of one K slice

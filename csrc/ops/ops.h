@@ -10,10 +10,6 @@
 
 #include "core/op.h"
 
-/* Whether a transpose node's permutation swaps axes a and b and keeps every other
- * (transpose.c; the fusion of a channel shuffle reads it). */
-int ember_transpose_swaps(const ember_node *node, int a, int b);
-
 #define EMBER_OPS(X)                                                                       \
     /* elementwise.c */                                                                    \
     X(add) X(sub) X(mul) X(div) X(min) X(max) X(pow)                                       \

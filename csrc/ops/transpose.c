@@ -11,6 +11,7 @@
 #include "core/shape.h"
 #include "ops/nd.h"
 #include "ops/ops.h"
+#include "ops/transpose.h"
 
 typedef struct transpose_attributes {
     int64_t axes[EMBER_MAX_RANK];
