@@ -57,6 +57,8 @@ def check_run(result, isa, name="test_kernels"):
         assert "f32_winograd -> f32_winograd__scalar" in dispatch, dispatch
     if isa == "scalar" and name == "test_pool_row":
         assert "f32_pool_row -> f32_pool_row__scalar" in dispatch, dispatch
+    if isa == "scalar" and name == "test_pack":
+        assert "f32_pack_scaled -> f32_pack_scaled__scalar" in dispatch, dispatch
     if isa == "scalar" and name == "test_softmax_row":
         assert "f32_softmax_row -> f32_softmax_row__scalar" in dispatch, dispatch
     if isa == "scalar" and name == "test_vmath":

@@ -78,9 +78,12 @@ static void assign_storage(const ember_model *model, const prepare_work *work)
         const ember_node *node = &model->nodes[n];
         if (!work->live[n])
             continue;
+        const int taker = work->epilogues[n].prologue_of;
         if (work->fused_into[n] >= 0)
             work->storage[node->output] =
                 work->storage[model->nodes[work->fused_into[n]].output];
+        else if (taker >= 0) /* its reader applies it to the operand, read in its place */
+            work->storage[node->output] = work->storage[work->epilogues[taker].prologue.x];
         else if (node->op->flags & EMBER_OP_VIEW)
             work->storage[node->output] = work->storage[node->inputs[0]];
     }
@@ -246,7 +249,7 @@ static ember_status prepare_steps(ember_instance *instance, const prepare_work *
         ember_step *step = &instance->steps[n];
         step->node = node;
         step->active = work->live[n] && work->fused_into[n] < 0 &&
-                       !(node->op->flags & EMBER_OP_VIEW);
+                       work->epilogues[n].prologue_of < 0 && !(node->op->flags & EMBER_OP_VIEW);
         work->scratch_bytes[n] = 0;
         if (!step->active || node->op->prepare == NULL)
             continue;

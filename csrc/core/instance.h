@@ -5,7 +5,9 @@
  *
  *   1. liveness   nodes that no graph output depends on are dropped;
  *   2. fusion     (fuse.c) a conv/matmul absorbs the relu/clamp/min/max and per-channel
- *                 add that consume it alone; those consumers become aliases;
+ *                 add that consume it alone; those consumers become aliases; a 1×1 conv
+ *                 takes the scale (BatchNorm, relu) before it, which becomes an alias of
+ *                 its operand;
  *   3. storage    every value gets a storage representative: itself, or for an alias
  *                 (fused consumer, view op such as reshape) the value whose bytes it
  *                 shares; constants are their own storage and never copied; a one-row

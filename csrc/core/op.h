@@ -67,6 +67,20 @@ enum {
     EMBER_OP_BINARY = 1u << 4,
 };
 
+/* Work folded into an op from the node that produced its input 0 (fuse.c): a scale of
+ * that input per channel (axis 1) with the add and clamp it had absorbed, DenseNet's
+ * pre-activation BatchNorm and relu before a 1×1 conv. The op reads the scale's operand
+ * x and applies, item by item and rounded as the scale rounds, clamp(x·scale[c] +
+ * shift[c], min, max), with no shift added where there is none (x·s stays a signed
+ * zero); the scale's own output is never made. */
+typedef struct ember_prologue {
+    const float *scale;      /* `channels` items, or one for every channel; NULL: none */
+    const float *shift;      /* as many, or NULL */
+    int64_t scale_count, shift_count;
+    float min, max;
+    int x;                   /* value id of the scale's operand: the op's input now */
+} ember_prologue;
+
 /* Work folded into a GEMM-based op from the nodes that consumed its result:
  * out = clamp(op(x) + bias + residual, min, max), bias broadcast along one output axis,
  * residual a computed tensor of the output's shape (a ResNet block's skip connection);
@@ -86,6 +100,9 @@ typedef struct ember_epilogue {
     ember_f32_hard_swish hard_swish; /* its apply is the host's to choose (NULL here) */
     int64_t shuffle_groups;  /* 0, or the channel shuffle of g groups after all the rest:
                                 output channel G·(c/g) + i stored as channel i·g + G */
+    int chain_end;           /* the value the host and what it absorbed produce */
+    ember_prologue prologue; /* what the op applies to its input 0 first (scale NULL: none) */
+    int prologue_of;         /* the node that took this one's work as its prologue, or -1 */
 } ember_epilogue;
 
 /* What prepare works with, and what it reports back. */
@@ -142,6 +159,10 @@ typedef struct ember_op {
      * `groups` groups (ember_epilogue.shuffle_groups), with this epilogue. */
     int (*accepts_shuffle)(const ember_node *node, const ember_epilogue *epilogue,
                            int64_t groups);
+    /* May be NULL (never): whether the op can take `prologue` on its input 0
+     * (ember_epilogue.prologue), with this epilogue. */
+    int (*accepts_prologue)(const ember_model *model, const ember_node *node,
+                            const ember_epilogue *epilogue, const ember_prologue *prologue);
     /* NULL: no prepared state and no scratch. */
     ember_status (*prepare)(ember_prepare_context *ctx, void **out_prepared);
     void (*run)(const ember_node *node, void *prepared, const ember_op_io *io);

@@ -163,6 +163,7 @@ EMBER_NAMED_KERNEL_TABLE(ember_f32_vunary_kernel, vsigmoid, EMBER_F32_VSIGMOID_K
 EMBER_NAMED_KERNEL_TABLE(ember_f32_vunary_kernel, vtanh, EMBER_F32_VTANH_KERNELS)
 EMBER_NAMED_KERNEL_TABLE(ember_f32_vunary_kernel, verf, EMBER_F32_VERF_KERNELS)
 EMBER_NAMED_KERNEL_TABLE(ember_f32_hard_swish_kernel, hard_swish, EMBER_F32_HARD_SWISH_KERNELS)
+EMBER_NAMED_KERNEL_TABLE(ember_f32_pack_scaled_kernel, pack_scaled, EMBER_F32_PACK_SCALED_KERNELS)
 EMBER_NAMED_KERNEL_TABLE(ember_f32_pool_row_kernel, pool_row, EMBER_F32_POOL_ROW_KERNELS)
 EMBER_NAMED_KERNEL_TABLE(ember_f32_softmax_row_kernel, softmax_row,
                          EMBER_F32_SOFTMAX_ROW_KERNELS)
@@ -262,6 +263,8 @@ static void config_fill(void)
                        ember_f32_winograd_kernel_count, forced);
     CHOOSE_LAST_USABLE(config.f32_hard_swish, ember_f32_hard_swish_kernels,
                        ember_f32_hard_swish_kernel_count, forced);
+    CHOOSE_LAST_USABLE(config.f32_pack_scaled, ember_f32_pack_scaled_kernels,
+                       ember_f32_pack_scaled_kernel_count, forced);
     CHOOSE_LAST_USABLE(config.f32_pool_row, ember_f32_pool_row_kernels,
                        ember_f32_pool_row_kernel_count, forced);
     CHOOSE_LAST_USABLE(config.f32_softmax_row, ember_f32_softmax_row_kernels,
@@ -299,7 +302,7 @@ int ember_isa_problem(char *message, size_t size)
     return 1;
 }
 
-static char kernels_text[512];
+static char kernels_text[768];
 
 static void kernels_text_fill(void)
 {
@@ -307,11 +310,11 @@ static void kernels_text_fill(void)
     snprintf(kernels_text, sizeof kernels_text,
              "f32_gemm %s\nf32_gemv %s\nf32_vexp %s\nf32_vsigmoid %s\nf32_vtanh %s\n"
              "f32_verf %s\nf32_dwconv %s\nf32_winograd %s\nf32_hard_swish %s\n"
-             "f32_pool_row %s\nf32_softmax_row %s\n",
+             "f32_pool_row %s\nf32_softmax_row %s\nf32_pack_scaled %s\n",
              c->f32_gemm->name, c->f32_gemm->gemv_name, c->f32_vexp->name,
              c->f32_vsigmoid->name, c->f32_vtanh->name, c->f32_verf->name, c->f32_dwconv->name,
              c->f32_winograd->name, c->f32_hard_swish->name, c->f32_pool_row->name,
-             c->f32_softmax_row->name);
+             c->f32_softmax_row->name, c->f32_pack_scaled->name);
 }
 
 const char *ember_kernels_text(void)

@@ -246,6 +246,31 @@ static int conv_accepts_shuffle(const ember_node *node, const ember_epilogue *ep
            epilogue->residual < 0 && epilogue->gate < 0 && !epilogue->hard_swished;
 }
 
+/* A scale before the conv on its input's channels (op.h's prologue): a 1×1 conv, stride 1,
+ * unpadded, not depthwise. It applies it to each block of its input as it packs it (the
+ * pointwise path: B read in place takes it packed instead, the same sums in the same
+ * order), or few pixels, to a scaled copy that it then packs (ember_conv_prologue_prepare). */
+static int conv_accepts_prologue(const ember_model *model, const ember_node *node,
+                                 const ember_epilogue *epilogue, const ember_prologue *prologue)
+{
+    (void)epilogue;
+    const conv_attributes *a = node->attributes;
+    const ember_value *x = ember_node_input(model, node, CONV_INPUT);
+    const ember_value *w = ember_node_input(model, node, CONV_FILTER);
+    const int64_t channels = x->rank >= 3 ? x->shape[1] : -1;
+    if (a->depthwise || x->datum_type != EMBER_F32 || w->datum_type != EMBER_F32 ||
+        x->rank < 3 || w->rank != x->rank ||
+        (prologue->scale_count != 1 && prologue->scale_count != channels) ||
+        (prologue->shift != NULL && prologue->shift_count != 1 &&
+         prologue->shift_count != channels))
+        return 0;
+    for (int d = 0; d < a->spatial; d++)
+        if (w->shape[2 + d] != 1 || a->resolved_stride[d] != 1 || a->pad_before[d] != 0 ||
+            a->pad_after[d] != 0)
+            return 0;
+    return 1;
+}
+
 static int conv_accepts_bias_axis(const ember_model *model, const ember_node *node,
                                   const ember_value *output, int axis)
 {
@@ -268,6 +293,7 @@ static void conv_free(void *p)
     free(prepared->tap_range);
     free(prepared->pixel_taps);
     free(prepared->b_offsets);
+    free(prepared->prologue_items);
     free(prepared);
 }
 
@@ -360,6 +386,9 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
         p->gate.apply = ctx->kernels->f32_hard_swish->fn;
     }
     conv_geometry(p, node, x, w, y);
+    ember_status status = ember_conv_prologue_prepare(p, ctx);
+    if (status != EMBER_OK)
+        return status;
 
     if (p->depthwise) { /* reads the filter in its plan layout: copied, not packed */
         ember_status status = ember_conv_depthwise_prepare(p, ctx->kernels->f32_dwconv, node,
@@ -375,7 +404,7 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
     }
     /* before the path is chosen: the paths' costs and the filter's packing take its mr */
     p->kernel = ember_f32_gemm_for_rows(p->kernel, (size_t)p->group_out);
-    ember_status status = ember_conv_tap_ranges(p, node);
+    status = ember_conv_tap_ranges(p, node);
     if (status != EMBER_OK)
         return status;
     const size_t nr = p->kernel->nr;
@@ -406,7 +435,8 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
     if ((uint64_t)depth > (uint64_t)(SIZE_MAX / 8) / sizeof(float) / (uint64_t)p->block)
         return ember_node_error(node, EMBER_ERROR_MEMORY, "im2col block too large");
 
-    /* a shuffled conv stays on the im2col / pointwise GEMMs (conv_accepts_shuffle) */
+    /* a shuffled conv stays on the im2col / pointwise GEMMs (conv_accepts_shuffle), one
+     * with a prologue on the packed pointwise or few-pixel ones (conv_accepts_prologue) */
     p->one_pixel = !p->shuffle && p->out_pixels == 1 && !p->pointwise && w->constant != NULL;
     p->winograd = !p->shuffle && w->constant != NULL && ember_conv_winograd_pays(p);
     p->few_pixels = !p->shuffle && !p->one_pixel && !p->winograd && w->constant != NULL &&
@@ -421,7 +451,7 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
                                        : im2col_floats(p) * sizeof(float);
     if (p->winograd)
         ember_conv_winograd_prepare(p, ctx->kernels->f32_winograd, &ctx->scratch_bytes);
-    else if (!p->few_pixels && !p->shuffle &&
+    else if (!p->few_pixels && !p->shuffle && p->prologue.scale == NULL &&
              (status = ember_conv_implicit_prepare(p, node, ctx->epilogue->residual >= 0,
                                                    &ctx->scratch_bytes)) != EMBER_OK)
         return status;
@@ -467,5 +497,5 @@ const ember_op ember_op_conv = {.name = "conv", .flags = EMBER_OP_FUSES_EPILOGUE
     .params = conv_params, .param_count = 8, .parse = conv_parse, .infer = conv_infer,
     .accepts_bias_axis = conv_accepts_bias_axis, .accepts_residual = conv_accepts_residual,
     .accepts_hard_swish = conv_accepts_hard_swish, .accepts_shuffle = conv_accepts_shuffle,
-    .prepare = conv_prepare,
+    .accepts_prologue = conv_accepts_prologue, .prepare = conv_prepare,
     .run = ember_conv_run, .free_prepared = conv_free};

@@ -96,6 +96,11 @@ typedef struct conv_prepared {
     float min, max;
     ember_f32_hard_swish gate;        /* a fused hard swish, after the clamp (conv.c); its
                                          apply NULL when there is none */
+    ember_f32_scaled_rows prologue;   /* pointwise: the scale fused before the conv (op.h),
+                                         per input channel, applied as B is packed; its
+                                         scale NULL: none */
+    float *prologue_items;            /* its scale, then its shift: channels floats each */
+    ember_f32_pack_scaled_fn pack_scaled; /* the kernel config's, packing with it */
 } conv_prepared;
 
 /* The fused hard swish, or NULL. */
@@ -260,9 +265,10 @@ int ember_conv_few_pixels_pays(const conv_prepared *p);
  * it fits the kernel's narrow path (AVX-512: 112 pixels cost 3 tiles and a half). */
 int64_t ember_conv_tile_columns(const conv_prepared *p, int64_t n);
 size_t ember_conv_few_pixels_scratch(const conv_prepared *p);
+/* `prologue`: the group's rows of p->prologue (pointwise only), or NULL. */
 void ember_conv_few_pixels_run(const conv_prepared *p, const float *in, const float *filter,
                                const float *bias, const float *residual, float *out,
-                               float *scratch);
+                               float *scratch, const ember_f32_scaled_rows *prologue);
 
 /* The op's run (conv_run.c), over the state conv.c's prepare made. */
 void ember_conv_run(const ember_node *node, void *prepared, const ember_op_io *io);
@@ -271,6 +277,9 @@ void ember_conv_run(const ember_node *node, void *prepared, const ember_op_io *i
  * (and p->b_offsets) where it pays; the run of one block of pixels of one K slice
  * (`channels` planes from `in`, `count` columns), its epilogue `slice`. */
 ember_status ember_conv_pointwise_prepare(conv_prepared *p, const ember_node *node);
+/* The fused prologue (op.h), if any, as p->prologue: its items copied for every input
+ * channel (conv.c keeps a conv with one on the packed pointwise path). */
+ember_status ember_conv_prologue_prepare(conv_prepared *p, const ember_prepare_context *ctx);
 void ember_conv_pointwise_run(const conv_prepared *p, int64_t channels, const float *in,
                               int64_t count, const float *filter, float *columns, float *out,
                               size_t row_bytes, const ember_f32_gemm_params *slice);

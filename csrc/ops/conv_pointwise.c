@@ -37,6 +37,7 @@ static int in_place_pays(const conv_prepared *p)
 {
     const int64_t mr = (int64_t)p->kernel->mr;
     return p->pointwise && p->kernel->indirect != NULL && !p->few_pixels &&
+           p->prologue.scale == NULL &&
            (p->group_out + mr - 1) / mr <= POINTWISE_IN_PLACE_MAX_ROW_TILES &&
            p->depth >= POINTWISE_IN_PLACE_MIN_DEPTH &&
            p->depth <= EMBER_F32_GEMM_INDIRECT_PASS && p->in_pixels * sizeof(float) % 64 == 0 &&
@@ -53,6 +54,27 @@ ember_status ember_conv_pointwise_prepare(conv_prepared *p, const ember_node *no
     for (int64_t c = 0; c < p->group_in; c++)
         p->b_offsets[c] = (int32_t)(c * p->in_pixels);
     p->pointwise_in_place = 1;
+    return EMBER_OK;
+}
+
+ember_status ember_conv_prologue_prepare(conv_prepared *p, const ember_prepare_context *ctx)
+{
+    const ember_prologue *pro = &ctx->epilogue->prologue;
+    if (pro->scale == NULL)
+        return EMBER_OK;
+    const size_t channels = (size_t)p->channels;
+    p->prologue_items = malloc(2 * channels * sizeof(float) + sizeof(float));
+    if (p->prologue_items == NULL)
+        return ember_node_error(ctx->node, EMBER_ERROR_MEMORY, "out of memory");
+    float *scale = p->prologue_items, *shift = scale + channels;
+    for (size_t c = 0; c < channels; c++) {
+        scale[c] = pro->scale[pro->scale_count == 1 ? 0 : c];
+        shift[c] = pro->shift != NULL ? pro->shift[pro->shift_count == 1 ? 0 : c] : 0.0f;
+    }
+    p->pack_scaled = ctx->kernels->f32_pack_scaled->fn;
+    p->prologue = (ember_f32_scaled_rows){
+        .scale = scale, .shift = pro->shift != NULL ? shift : NULL, .min = pro->min,
+        .max = pro->max};
     return EMBER_OK;
 }
 

@@ -69,6 +69,31 @@ int ember_scale_accepts_gate(const ember_model *model, const ember_node *node, i
            node->inputs[x_operand] == gate;
 }
 
+int ember_scale_prologue(const ember_model *model, const ember_node *node,
+                         const ember_epilogue *e, ember_prologue *out)
+{
+    const ember_value *y = &model->values[node->output];
+    int x_operand, axis;
+    if (strcmp(node->op->name, "mul") != 0 || !scale_operands(model, node, y, &x_operand, &axis) ||
+        (axis != 1 && axis != -2) || y->rank < 2 || e->gate >= 0 || e->hard_swished ||
+        e->residual >= 0 || e->shuffle_groups != 0)
+        return 0;
+    const ember_value *k = ember_node_input(model, node, 1 - x_operand);
+    memset(out, 0, sizeof *out);
+    out->scale = k->constant;
+    out->scale_count = ember_shape_count(k->shape, k->rank);
+    if (e->bias != NULL) {
+        if (e->bias_axis != 1 && !uniform(e->bias, e->bias_length))
+            return 0;
+        out->shift = e->bias;
+        out->shift_count = e->bias_axis == 1 ? e->bias_length : 1;
+    }
+    out->min = e->min;
+    out->max = e->max;
+    out->x = node->inputs[x_operand];
+    return 1;
+}
+
 ember_status ember_scale_prepare(ember_prepare_context *ctx, void **out)
 {
     const ember_epilogue *e = ctx->epilogue;

@@ -16,6 +16,13 @@ int ember_scale_accepts_bias_axis(const ember_model *model, const ember_node *no
                                   const ember_value *output, int axis);
 int ember_scale_accepts_gate(const ember_model *model, const ember_node *node, int gate);
 
+/* Whether mul `node`, with the epilogue it hosts, is a scale of its operand x along axis 1
+ * (or by a single item) with at most an add and a clamp after it; then *out describes it
+ * as a prologue of x's reader (op.h), its arrays pointing into the model's constant and
+ * e's bias (valid while the instance is prepared). */
+int ember_scale_prologue(const ember_model *model, const ember_node *node,
+                         const ember_epilogue *e, ember_prologue *out);
+
 /* *out: an ember_scale for any mul (released by ember_scale_free), which knows
  * whether the node is a scale and the epilogue it hosts. */
 ember_status ember_scale_prepare(ember_prepare_context *ctx, void **out);

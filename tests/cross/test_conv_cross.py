@@ -7,8 +7,9 @@ sizes, blocks of tiles, groups, batch 2); depthwise convs through the
 f32_dwconv kernel (3×3 stride 2, 5×5 dilated, a 7×7 plane with a channel multiplier,
 stride 3 at batch 2, 3×3 "same" planes read in place); some of them with a skip
 connection (add, relu) fused into the conv, some with a hardswish after (fused: in the
-GEMM micro-kernels' registers, after the other paths' writes), and grouped ones with a
-channel shuffle after (fused: the conv stores its channels shuffled). The host's results are
+GEMM micro-kernels' registers, after the other paths' writes), grouped ones with a
+channel shuffle after (fused: the conv stores its channels shuffled), and 1×1 ones after a
+BatchNorm and relu (fused: the conv scales its input as it packs it). The host's results are
 checked against a direct reference by tests/runtime/test_ops_conv.py and test_fusion.py."""
 import os
 
@@ -37,6 +38,7 @@ CASES = {
     "pointwise-in-place": ((1, 96, 12, 12), (32, 96, 1, 1), 1, (0, 0, 0, 0), (1, 1), (1, 1)),
     "im2col-stride5": ((1, 3, 23, 21), (4, 3, 3, 3), 1, (1, 1, 1, 1), (5, 5), (1, 1)),
     "pointwise-grouped": ((1, 24, 14, 14), (36, 6, 1, 1), 4, (0, 0, 0, 0), (1, 1), (1, 1)),
+    "pointwise-few-pixels": ((1, 64, 7, 7), (96, 64, 1, 1), 1, (0, 0, 0, 0), (1, 1), (1, 1)),
     # Winograd F(2x2, 3x3) (conv_winograd.c): blocks of tiles and of output channels (the
     # last panel partial for NEON's 8 and 4 rows), odd sizes, groups, batch 2
     "winograd-odd-blocks": ((1, 256, 21, 19), (62, 256, 3, 3), 1, (1, 1, 1, 1), (1, 1), (1, 1)),
@@ -74,6 +76,11 @@ HARD_SWISH = ("stride1-bands", "pointwise-stride2", "pointwise-in-place",
 SHUFFLE = ("stride3x2-grouped", "pointwise-grouped")
 
 
+# 1×1 convs after a BatchNorm and relu (DenseNet's pre-activation), fused into the conv
+PROLOGUE = ("pointwise-k-slices", "pointwise-in-place", "pointwise-grouped",
+            "pointwise-few-pixels")
+
+
 def conv_output_shape(name):
     xs, ws, _, pads, strides, dilations = CASES[name]
     return [xs[0], ws[0]] + [(xs[2 + d] + pads[d] + pads[d + 2] - (ws[2 + d] - 1) * dilations[d]
@@ -91,7 +98,18 @@ def shuffle_nodes(name):
     return nodes, shapes
 
 
-def cook(name, directory, residual=False, hard_swish=False, shuffle=False):
+def batch_norm_relu(channels, rng):
+    """BatchNormalization then Relu of x into "xr", and the BatchNorm's four constants."""
+    names = ["bn_scale", "bn_bias", "bn_mean", "bn_var"]
+    values = [rng.uniform(0.5, 1.5, channels), rng.standard_normal(channels) * 0.1,
+              rng.standard_normal(channels) * 0.1, rng.uniform(0.5, 2.0, channels)]
+    constants = [numpy_helper.from_array(v.astype(np.float32), n) for n, v in zip(names, values)]
+    nodes = [helper.make_node("BatchNormalization", ["x"] + names, ["xn"]),
+             helper.make_node("Relu", ["xn"], ["xr"])]
+    return nodes, constants
+
+
+def cook(name, directory, residual=False, hard_swish=False, shuffle=False, prologue=False):
     xs, ws, groups, pads, strides, dilations = CASES[name]
     rng = np.random.default_rng(len(name))
     w = numpy_helper.from_array(rng.standard_normal(ws).astype(np.float32), "w")
@@ -110,6 +128,11 @@ def cook(name, directory, residual=False, hard_swish=False, shuffle=False):
         node.output[0] = "c"
         nodes.append(helper.make_node("HardSwish", ["c"], ["y"]))
     constants = [w, b]
+    if prologue:
+        more, bn = batch_norm_relu(xs[1], rng)
+        node.input[0] = "xr"
+        nodes = more + nodes
+        constants += bn
     if shuffle:
         node.output[0] = "c"
         more, shapes = shuffle_nodes(name)
@@ -143,7 +166,7 @@ def test_conv_paths_match_the_host_under_qemu(arch, tmp_path):
         if problem:
             failures.append(f"{name}: {problem}")
     for names, fused in ((RESIDUAL, "residual"), (HARD_SWISH, "hard_swish"),
-                         (SHUFFLE, "shuffle")):
+                         (SHUFFLE, "shuffle"), (PROLOGUE, "prologue")):
         for name in names:
             plan, inputs = cook(name, str(tmp_path), **{fused: True})
             problem = cross.compare_plan(arch, plan, inputs, 1, str(tmp_path),

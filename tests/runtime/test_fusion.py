@@ -96,18 +96,20 @@ SCALES = {
 }
 
 
-def scale_body(b_shape, after):
+def scale_body(b_shape, after, out="y"):
+    """mul(x, k), then add(·, b) unless b_shape is None, then `after` (relu, clamp,
+    clamp6 or None), into `out`."""
     body = ["s = mul(x, k);"]
     last = "s"
     if b_shape is not None:
         body.append("t = add(s, b);")
         last = "t"
     if after == "relu":
-        body.append(f"y = relu({last});")
-    elif after == "clamp":
-        body.append(f"y = clamp({last}, 0.0, 0.5);")
+        body.append(f"{out} = relu({last});")
+    elif after in ("clamp", "clamp6"):
+        body.append(f"{out} = clamp({last}, 0.0, {0.5 if after == 'clamp' else 6.0});")
     else:
-        body[-1] = body[-1].replace(f"{last} =", "y =", 1)
+        body[-1] = body[-1].replace(f"{last} =", f"{out} =", 1)
     return body
 
 

@@ -249,3 +249,59 @@ void ember_f32_pack_b(size_t nr, size_t k, size_t n, const float *b, size_t rs, 
 {
     ember_f32_pack_b_rows(nr, k, n, b, rs, cs, packed, nr * k);
 }
+
+/* count floats of one row, scaled: the multiply, the add where `shifted`, the clamp. */
+static inline __attribute__((always_inline)) void
+scaled_run(size_t count, const float *restrict src, float s, float t, int shifted, float lo,
+           float hi, float *restrict dst)
+{
+    if (shifted)
+        for (size_t j = 0; j < count; j++) {
+            float v = src[j] * s + t;
+            v = v < lo ? lo : v;
+            dst[j] = v > hi ? hi : v;
+        }
+    else
+        for (size_t j = 0; j < count; j++) {
+            float v = src[j] * s;
+            v = v < lo ? lo : v;
+            dst[j] = v > hi ? hi : v;
+        }
+}
+
+/* Row p of B across the panels, front to back (one stream, as packed_by_rows reads), four
+ * panels per loop test. */
+static inline __attribute__((always_inline)) void
+scaled_row(size_t nr, size_t n, const float *restrict src, float s, float t, int shifted,
+           float lo, float hi, float *restrict dst, size_t panel_floats)
+{
+    size_t j0 = 0;
+    for (; j0 + 4 * nr <= n; j0 += 4 * nr, dst += 4 * panel_floats) {
+        scaled_run(nr, src + j0, s, t, shifted, lo, hi, dst);
+        scaled_run(nr, src + j0 + nr, s, t, shifted, lo, hi, dst + panel_floats);
+        scaled_run(nr, src + j0 + 2 * nr, s, t, shifted, lo, hi, dst + 2 * panel_floats);
+        scaled_run(nr, src + j0 + 3 * nr, s, t, shifted, lo, hi, dst + 3 * panel_floats);
+    }
+    for (; j0 + nr <= n; j0 += nr, dst += panel_floats)
+        scaled_run(nr, src + j0, s, t, shifted, lo, hi, dst);
+    if (j0 < n) {
+        scaled_run(n - j0, src + j0, s, t, shifted, lo, hi, dst);
+        memset(dst + (n - j0), 0, (nr - (n - j0)) * sizeof(float));
+    }
+}
+
+void ember_f32_pack_scaled__scalar(size_t nr, size_t k, size_t n, const float *b, size_t rs,
+                                   const ember_f32_scaled_rows *rows, float *packed)
+{
+    const int shifted = rows->shift != NULL;
+    const float lo = rows->min, hi = rows->max;
+    for (size_t p = 0; p < k; p++, b += rs, packed += nr) {
+        const float s = rows->scale[p], t = shifted ? rows->shift[p] : 0.0f;
+        switch (nr) { /* the kernels' widths as constants: whole vectors, no remainder */
+        case 8: scaled_row(8, n, b, s, t, shifted, lo, hi, packed, 8 * k); break;
+        case 16: scaled_row(16, n, b, s, t, shifted, lo, hi, packed, 16 * k); break;
+        case 32: scaled_row(32, n, b, s, t, shifted, lo, hi, packed, 32 * k); break;
+        default: scaled_row(nr, n, b, s, t, shifted, lo, hi, packed, nr * k);
+        }
+    }
+}
