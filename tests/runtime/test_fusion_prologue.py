@@ -134,3 +134,30 @@ def test_hardswish_before_the_conv_stays():
     variables = {"w": w, "bias": bias}
     check({"x": x}, body, ref_conv(gated, w, bias, [(0, 0)] * 2, [1, 1], [1, 1], 1), variables)
     assert ops_run({"x": x}, body, ["y"], variables) == ["mul", "conv"]
+
+
+def test_pre_activation_block_adds_its_input_back():
+    """ResNet v2's shape: y = conv(relu(bn(x))) + x, the conv reading x through the scale
+    it took and adding x as its residual: x must not be overwritten by the conv's output
+    while it is read."""
+    x, w, bias = rand(1, 16, 9, 10), rand(16, 16, 1, 1), rand(16)
+    variables = {"k": rand(1, 16, 1, 1), "b": rand(1, 16, 1, 1), "w": w, "bias": bias}
+    body = scale_lines(True, "relu") + [
+        "c = conv(r, w, bias, padding = [(0, 0), (0, 0)], stride = [1, 1]);",
+        "y = add(c, x);"]
+    r = scaled(x, variables["k"], variables["b"], "relu")
+    check({"x": x}, body, ref_conv(r, w, bias, [(0, 0)] * 2, [1, 1], [1, 1], 1) + x, variables)
+    assert ops_run({"x": x}, body, ["y"], variables) == ["conv"]
+
+
+def test_scale_of_a_computed_value():
+    """The scale's operand in the arena, not a graph input: kept alive until the conv that
+    now reads it, and not shared with the conv's output."""
+    x, w, bias = rand(1, 24, 8, 9), rand(32, 24, 1, 1), rand(32)
+    variables = {"k": rand(1, 24, 1, 1), "b": rand(1, 24, 1, 1), "w": w, "bias": bias}
+    body = ["x0 = add(x, 0.25);"] + [line.replace("mul(x,", "mul(x0,")
+                                      for line in scale_lines(True, "relu")] + [
+        "y = conv(r, w, bias, padding = [(0, 0), (0, 0)], stride = [1, 1]);"]
+    r = scaled(x + np.float32(0.25), variables["k"], variables["b"], "relu")
+    check({"x": x}, body, ref_conv(r, w, bias, [(0, 0)] * 2, [1, 1], [1, 1], 1), variables)
+    assert ops_run({"x": x}, body, ["y"], variables) == ["add", "conv"]
