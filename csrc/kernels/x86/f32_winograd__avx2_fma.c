@@ -14,6 +14,7 @@ typedef __m256 vf;
 typedef __m256i vmask;
 enum { LANES = 8 };
 #define vf_loadu _mm256_loadu_ps
+#define vf_storeu _mm256_storeu_ps
 #define vf_add _mm256_add_ps
 #define vf_sub _mm256_sub_ps
 #define vf_zero _mm256_setzero_ps

@@ -12,6 +12,7 @@ typedef __m512 vf;
 typedef __mmask16 vmask;
 enum { LANES = 16 };
 #define vf_loadu _mm512_loadu_ps
+#define vf_storeu _mm512_storeu_ps
 #define vf_add _mm512_add_ps
 #define vf_sub _mm512_sub_ps
 #define vf_zero _mm512_setzero_ps

@@ -16,7 +16,7 @@
  * Inception v2 on AVX-512 (perf). Same bits as those. The includer defines:
  *
  *   vf, LANES                  the float vector and its lanes
- *   vf_loadu vf_add vf_sub vf_zero vf_set1
+ *   vf_loadu vf_storeu vf_add vf_sub vf_zero vf_set1
  *   vf_max(a, b), vf_min(a, b)  a > b ? a : b, a < b ? a : b (b where either is NaN)
  *   vmask, vmask_first(count)   a lane mask: lanes [0, count), count clamped to [0, LANES]
  *   vf_load_lanes(p, m)         the lanes in m loaded from p, zeros elsewhere (others
@@ -60,15 +60,39 @@ static WINOGRAD_ALWAYS_INLINE void winograd_row_vector(const float *row, ptrdiff
     *r3 = vf_sub(d1, d3);
 }
 
+/* x at p: whole (`whole` a constant where inlined), or its lanes in m. AVX2's masked
+ * store is microcoded on AMD (Zen 3: a 3×3 128 -> 32 conv at 56×56 spent half its time in
+ * the input transform, whose every store was masked, against a third in its GEMMs). */
+#define STORE_LANES(p, whole, m, x)                                                        \
+    do {                                                                                   \
+        if (whole)                                                                         \
+            vf_storeu((p), (x));                                                           \
+        else                                                                               \
+            vf_store_lanes((p), (m), (x));                                                 \
+    } while (0)
+
 /* Column q of Bᵀ (d B) from column q of d B's rows x, y, z, w: V_q, V_4+q, V_8+q, V_12+q
- * (v at V_q), the lanes in m stored. */
-static WINOGRAD_ALWAYS_INLINE void winograd_column_vector(vf x, vf y, vf z, vf w, vmask m,
-                                                          float *v, size_t v_stride)
+ * (v at V_q): all lanes stored when whole, else the lanes in m. */
+static WINOGRAD_ALWAYS_INLINE void winograd_column_vector(vf x, vf y, vf z, vf w, int whole,
+                                                          vmask m, float *v, size_t v_stride)
 {
-    vf_store_lanes(v, m, vf_sub(x, z));
-    vf_store_lanes(v + 4 * v_stride, m, vf_add(y, z));
-    vf_store_lanes(v + 8 * v_stride, m, vf_sub(z, y));
-    vf_store_lanes(v + 12 * v_stride, m, vf_sub(y, w));
+    STORE_LANES(v, whole, m, vf_sub(x, z));
+    STORE_LANES(v + 4 * v_stride, whole, m, vf_add(y, z));
+    STORE_LANES(v + 8 * v_stride, whole, m, vf_sub(z, y));
+    STORE_LANES(v + 12 * v_stride, whole, m, vf_sub(y, w));
+}
+
+/* A vector of tiles' 16 stores: whole, or the first `count` lanes. */
+static WINOGRAD_ALWAYS_INLINE void winograd_columns(vf a0, vf a1, vf a2, vf a3, vf b0, vf b1,
+                                                    vf b2, vf b3, vf e0, vf e1, vf e2, vf e3,
+                                                    vf f0, vf f1, vf f2, vf f3, int whole,
+                                                    ptrdiff_t count, float *o, size_t v_stride)
+{
+    const vmask m = vmask_first(count);
+    winograd_column_vector(a0, b0, e0, f0, whole, m, o, v_stride);
+    winograd_column_vector(a1, b1, e1, f1, whole, m, o + v_stride, v_stride);
+    winograd_column_vector(a2, b2, e2, f2, whole, m, o + 2 * v_stride, v_stride);
+    winograd_column_vector(a3, b3, e3, f3, whole, m, o + 3 * v_stride, v_stride);
 }
 
 static inline void winograd_input_vectors(size_t n, const float *const rows[4], ptrdiff_t x0,
@@ -81,12 +105,12 @@ static inline void winograd_input_vectors(size_t n, const float *const rows[4], 
         winograd_row_vector(rows[1], c, width, &b0, &b1, &b2, &b3);
         winograd_row_vector(rows[2], c, width, &e0, &e1, &e2, &e3);
         winograd_row_vector(rows[3], c, width, &f0, &f1, &f2, &f3);
-        const vmask m = vmask_first((ptrdiff_t)(n - t));
-        float *o = v + t;
-        winograd_column_vector(a0, b0, e0, f0, m, o, v_stride);
-        winograd_column_vector(a1, b1, e1, f1, m, o + v_stride, v_stride);
-        winograd_column_vector(a2, b2, e2, f2, m, o + 2 * v_stride, v_stride);
-        winograd_column_vector(a3, b3, e3, f3, m, o + 3 * v_stride, v_stride);
+        if (t + LANES <= n)
+            winograd_columns(a0, a1, a2, a3, b0, b1, b2, b3, e0, e1, e2, e3, f0, f1, f2, f3,
+                             1, LANES, v + t, v_stride);
+        else
+            winograd_columns(a0, a1, a2, a3, b0, b1, b2, b3, e0, e1, e2, e3, f0, f1, f2, f3,
+                             0, (ptrdiff_t)(n - t), v + t, v_stride);
     }
 }
 
@@ -98,13 +122,14 @@ static WINOGRAD_ALWAYS_INLINE void winograd_store_row(vf even, vf odd, float *ro
 {
     vf a, b;
     vf_interleave(even, odd, &a, &b);
+    const int whole = columns >= 2 * LANES;
     const vmask ma = vmask_first(columns), mb = vmask_first(columns - LANES);
     if (residual != NULL) {
-        a = vf_add(a, vf_load_lanes(residual, ma));
-        b = vf_add(b, vf_load_lanes(residual + LANES, mb));
+        a = vf_add(a, whole ? vf_loadu(residual) : vf_load_lanes(residual, ma));
+        b = vf_add(b, whole ? vf_loadu(residual + LANES) : vf_load_lanes(residual + LANES, mb));
     }
-    vf_store_lanes(row, ma, vf_min(hi, vf_max(lo, a)));
-    vf_store_lanes(row + LANES, mb, vf_min(hi, vf_max(lo, b)));
+    STORE_LANES(row, whole, ma, vf_min(hi, vf_max(lo, a)));
+    STORE_LANES(row + LANES, whole, mb, vf_min(hi, vf_max(lo, b)));
 }
 
 static inline void winograd_store_vectors(size_t n, const float *m, size_t m_stride,
@@ -113,12 +138,13 @@ static inline void winograd_store_vectors(size_t n, const float *m, size_t m_str
     const vf bias = vf_set1(out->bias), lo = vf_set1(out->min), hi = vf_set1(out->max);
     for (size_t t = 0; t < n; t += LANES) {
         const vmask tiles = vmask_first((ptrdiff_t)(n - t));
+        const int whole = t + LANES <= n;
+#define M_ROW(xi) (whole ? vf_loadu(m + (xi) * m_stride + t)                                \
+                         : vf_load_lanes(m + (xi) * m_stride + t, tiles))
         vf s0[4], s1[4]; /* Aᵀ M: column q's rows 0-2 summed, and rows 1 − 2 − 3 */
         for (size_t q = 0; q < 4; q++) {
-            const vf m0 = vf_load_lanes(m + q * m_stride + t, tiles);
-            const vf m1 = vf_load_lanes(m + (4 + q) * m_stride + t, tiles);
-            const vf m2 = vf_load_lanes(m + (8 + q) * m_stride + t, tiles);
-            const vf m3 = vf_load_lanes(m + (12 + q) * m_stride + t, tiles);
+            const vf m0 = M_ROW(q), m1 = M_ROW(4 + q), m2 = M_ROW(8 + q), m3 = M_ROW(12 + q);
+#undef M_ROW
             s0[q] = vf_add(vf_add(m0, m1), m2);
             s1[q] = vf_sub(vf_sub(m1, m2), m3);
         }
@@ -145,5 +171,7 @@ static inline void winograd_store_vectors(size_t n, const float *m, size_t m_str
         winograd_store_vectors(n, m, m_stride, out);                                       \
     }                                                                                      \
     EMBER_F32_WINOGRAD_DEFINE_OUTPUT_FILTER(suffix)
+
+#undef STORE_LANES
 
 #endif /* EMBER_F32_WINOGRAD_X86_BODY_H */
