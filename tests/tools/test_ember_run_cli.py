@@ -49,7 +49,8 @@ def test_version_help_and_kernels():
     kernels = run("--kernels").stdout.splitlines()
     assert [line.split()[0] for line in kernels] == [
         "f32_gemm", "f32_gemv", "f32_vexp", "f32_vsigmoid", "f32_vtanh", "f32_verf",
-        "f32_dwconv", "f32_winograd", "f32_hard_swish", "f32_pool_row", "f32_softmax_row"]
+        "f32_dwconv", "f32_winograd", "f32_hard_swish", "f32_pool_row", "f32_softmax_row",
+        "f32_pack_scaled"]
     scalar = run("--kernels", env={"EMBER_ISA": "scalar"}).stdout
     assert "f32_hard_swish f32_hard_swish__scalar" in scalar
     assert "f32_gemm f32_gemm_4x4__scalar" in scalar
@@ -57,6 +58,7 @@ def test_version_help_and_kernels():
     assert "f32_winograd f32_winograd__scalar" in scalar
     assert "f32_pool_row f32_pool_row__scalar" in scalar
     assert "f32_softmax_row f32_softmax_row__scalar" in scalar
+    assert "f32_pack_scaled f32_pack_scaled__scalar" in scalar
 
 
 @pytest.mark.parametrize("value, message", [
