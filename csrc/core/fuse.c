@@ -308,7 +308,7 @@ static void fuse_prologue(const ember_model *model, const use_info *uses, size_t
     const size_t r = (size_t)uses->consumer[v];
     const ember_node *reader = &model->nodes[r];
     ember_epilogue *e = &epilogues[r];
-    if (fused_into[r] >= 0 || reader->input_count == 0 || reader->inputs[0] != v ||
+    if (fused_into[r] >= 0 || reader->inputs[0] != v || /* it reads v: it has inputs */
         reader->op->accepts_prologue == NULL || e->prologue.scale != NULL ||
         !(reader->op->flags & EMBER_OP_FUSES_EPILOGUE) ||
         !reader->op->accepts_prologue(model, reader, e, &prologue))

@@ -254,15 +254,10 @@ static int conv_accepts_prologue(const ember_model *model, const ember_node *nod
                                  const ember_epilogue *epilogue, const ember_prologue *prologue)
 {
     (void)epilogue;
+    (void)prologue; /* along the input's channels or a single item (ember_scale_prologue) */
     const conv_attributes *a = node->attributes;
-    const ember_value *x = ember_node_input(model, node, CONV_INPUT);
     const ember_value *w = ember_node_input(model, node, CONV_FILTER);
-    const int64_t channels = x->rank >= 3 ? x->shape[1] : -1;
-    if (a->depthwise || x->datum_type != EMBER_F32 || w->datum_type != EMBER_F32 ||
-        x->rank < 3 || w->rank != x->rank ||
-        (prologue->scale_count != 1 && prologue->scale_count != channels) ||
-        (prologue->shift != NULL && prologue->shift_count != 1 &&
-         prologue->shift_count != channels))
+    if (a->depthwise)
         return 0;
     for (int d = 0; d < a->spatial; d++)
         if (w->shape[2 + d] != 1 || a->resolved_stride[d] != 1 || a->pad_before[d] != 0 ||
@@ -391,8 +386,8 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
         return status;
 
     if (p->depthwise) { /* reads the filter in its plan layout: copied, not packed */
-        ember_status status = ember_conv_depthwise_prepare(p, ctx->kernels->f32_dwconv, node,
-                                                           &ctx->scratch_bytes);
+        status = ember_conv_depthwise_prepare(p, ctx->kernels->f32_dwconv, node,
+                                              &ctx->scratch_bytes);
         if (status == EMBER_OK && w->constant != NULL)
             status = ember_conv_own_filter(p, ctx, node, w, 'D', 0,
                                            (size_t)ember_shape_count(w->shape, w->rank) *

@@ -41,17 +41,25 @@ static ember_f32_gemm_params slice_params(const ember_f32_gemm_params *params, i
  * paths as they copy their result out. The output may be the residual's own bytes (the
  * core places it there when nothing reads the residual after): no copy then, and the
  * scratch paths read each residual element before writing the output's. */
+/* The fused prologue's rows from input channel c on (p->prologue.scale not NULL). */
+static ember_f32_scaled_rows prologue_from(const conv_prepared *p, int64_t c)
+{
+    const ember_f32_scaled_rows rows = {p->prologue.scale + c,
+                                        p->prologue.shift ? p->prologue.shift + c : NULL,
+                                        p->prologue.min, p->prologue.max};
+    return rows;
+}
+
 static void conv_group(const conv_prepared *p, const float *in, int64_t first_channel,
                        const float *filter, const float *bias, const float *residual,
                        float *out, float *columns)
 {
-    const size_t c = (size_t)first_channel; /* the group's rows of the prologue */
-    const ember_f32_scaled_rows prologue = {
-        p->prologue.scale ? p->prologue.scale + c : NULL,
-        p->prologue.shift ? p->prologue.shift + c : NULL, p->prologue.min, p->prologue.max};
     if (p->few_pixels) {
+        ember_f32_scaled_rows rows;
+        if (p->prologue.scale != NULL)
+            rows = prologue_from(p, first_channel);
         ember_conv_few_pixels_run(p, in, filter, bias, residual, out, columns,
-                                  prologue.scale != NULL ? &prologue : NULL);
+                                  p->prologue.scale != NULL ? &rows : NULL);
         return;
     }
     if (p->winograd) {
@@ -88,10 +96,8 @@ static void conv_group(const conv_prepared *p, const float *in, int64_t first_ch
                                          columns, out + j, row_bytes, &slice);
                 continue;
             }
-            if (p->pointwise && prologue.scale != NULL) {
-                const ember_f32_scaled_rows rows = {
-                    prologue.scale + c0, prologue.shift ? prologue.shift + c0 : NULL,
-                    prologue.min, prologue.max};
+            if (p->pointwise && p->prologue.scale != NULL) {
+                const ember_f32_scaled_rows rows = prologue_from(p, first_channel + c0);
                 p->pack_scaled(p->kernel->nr, (size_t)channels, (size_t)count, slice_in + j,
                                (size_t)p->in_pixels, &rows, columns);
             } else if (p->pointwise) {
@@ -138,7 +144,8 @@ void ember_conv_run(const ember_node *node, void *prepared, const ember_op_io *i
             /* shuffled, the group's first channel is channel g */
             const int64_t to = p->shuffle ? (n * p->out_channels + g) * p->out_pixels : at;
             conv_group(p, input + (n * p->channels + g * p->group_in) * p->in_pixels,
-                       g * p->group_in, filter + (size_t)g * p->group_filter_floats, bias + g * p->group_out,
-                       residual ? residual + at : NULL, output + to, columns);
+                       g * p->group_in, filter + (size_t)g * p->group_filter_floats,
+                       bias + g * p->group_out, residual ? residual + at : NULL, output + to,
+                       columns);
         }
 }
