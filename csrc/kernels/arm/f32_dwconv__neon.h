@@ -48,11 +48,28 @@ static inline float32x4_t clamp4(float32x4_t v, float32x4_t vmin, float32x4_t vm
     return vminq_f32(vmaxq_f32(v, vmin), vmax);
 }
 
+/* The nine taps' weights: w[0..4), w[4..8) and w[8], multiplied by lane. As nine floats,
+ * ARMv7 GCC kept them on the stack and rebuilt each vmla's scalar in a register pass
+ * after pass (ShuffleNet: the kernel 2.7x AArch64's instructions); three vectors stay in
+ * registers on both, and a lane multiply-add rounds as the scalar form. */
+typedef struct {
+    float32x4_t lo, mid, last;
+} weights9;
+
+static inline weights9 weights9_of(const float *w)
+{
+    return (weights9){vld1q_f32(w), vld1q_f32(w + 4), vld1q_dup_f32(w + 8)};
+}
+
+/* acc + x·w[t] for tap t of nine (t constant after unrolling) */
+#define EMBER_MADD_TAP(acc, x, w9, t)                                                        \
+    madd_lane(acc, x, (t) < 4 ? (w9).lo : (t) < 8 ? (w9).mid : (w9).last, (t) % 4)
+
 /* One pass: the vectors at at[0..ACCUMULATORS) + [0, 4) (positions may repeat), or with
  * at NULL the CHUNK outputs from o on (contiguous: loaded CHUNK at a time). Nine taps
  * (`nine`, constant after inlining) use the pointers s9 and weights w9 the caller holds
  * in registers, unrolled; other counts read src and w per tap. */
-static ALWAYS_INLINE void pass(int nine, const float *const *s9, const float *w9, size_t taps,
+static ALWAYS_INLINE void pass(int nine, const float *const *s9, weights9 w9, size_t taps,
                                const float *const *src, const float *w, size_t o,
                                const size_t *at, float bias, float *out, float32x4_t vmin,
                                float32x4_t vmax)
@@ -63,31 +80,39 @@ static ALWAYS_INLINE void pass(int nine, const float *const *s9, const float *w9
     const size_t a##i = contiguous ? o + (size_t)(i) * V : at[i];
 #define EMBER_LOAD(i) x##i = vld1q_f32(s + a##i);
 #define EMBER_MADD(i) c##i = madd(c##i, x##i, wt);
-#define EMBER_TAP(s_, w_)                                                                    \
+#define EMBER_MADD_LANE(i) c##i = EMBER_MADD_TAP(c##i, x##i, w9, tap);
+/* a tap's loads, then MADD(i) for each accumulator (wt or tap in scope) */
+#define EMBER_TAP(s_, MADD)                                                                  \
     do {                                                                                     \
         const float *s = (s_);                                                               \
-        const float wt = (w_);                                                               \
         if (contiguous) {                                                                    \
             EMBER_LOAD_CHUNK(s + a0)                                                         \
         } else {                                                                             \
             EMBER_EACH_ACCUMULATOR(EMBER_LOAD)                                               \
         }                                                                                    \
-        EMBER_EACH_ACCUMULATOR(EMBER_MADD)                                                   \
+        EMBER_EACH_ACCUMULATOR(MADD)                                                         \
     } while (0)
 #define EMBER_STORE(i) vst1q_f32(out + a##i, clamp4(c##i, vmin, vmax));
     EMBER_EACH_ACCUMULATOR(EMBER_INIT)
     if (nine) {
-#define EMBER_TAP_OF_NINE(t) EMBER_TAP(s9[t], w9[t]);
+#define EMBER_TAP_OF_NINE(t)                                                                 \
+    {                                                                                        \
+        enum { tap = t };                                                                    \
+        EMBER_TAP(s9[t], EMBER_MADD_LANE);                                                   \
+    }
         EMBER_EACH_OF_NINE(EMBER_TAP_OF_NINE)
 #undef EMBER_TAP_OF_NINE
     } else {
-        for (size_t t = 0; t < taps; t++)
-            EMBER_TAP(src[t], w[t]);
+        for (size_t t = 0; t < taps; t++) {
+            const float wt = w[t];
+            EMBER_TAP(src[t], EMBER_MADD);
+        }
     }
     EMBER_EACH_ACCUMULATOR(EMBER_STORE)
 #undef EMBER_INIT
 #undef EMBER_LOAD
 #undef EMBER_MADD
+#undef EMBER_MADD_LANE
 #undef EMBER_TAP
 #undef EMBER_STORE
 }
@@ -98,10 +123,11 @@ static ALWAYS_INLINE void run(int nine, size_t n, size_t taps, const float *cons
                               float32x4_t vmax)
 {
     const float *s9[9];
-    float w9[9];
-    for (int t = 0; nine && t < 9; t++) {
-        s9[t] = src[t];
-        w9[t] = w[t];
+    weights9 w9 = {vdupq_n_f32(0.0f), vdupq_n_f32(0.0f), vdupq_n_f32(0.0f)};
+    if (nine) {
+        for (int t = 0; t < 9; t++)
+            s9[t] = src[t];
+        w9 = weights9_of(w);
     }
     size_t o = 0;
     for (; o + CHUNK <= n; o += CHUNK)
@@ -142,9 +168,6 @@ void EMBER_DWCONV_NEON_NAME(size_t n, size_t taps, const float *const *src, cons
 #define EMBER_EACH_BLOCK(X) X(0) X(1)
 enum { BLOCK = 8, BLOCKS = 2 };
 
-/* acc + x·w[t], weight t of the nine a lane of w0 = w[0..4), w1 = w[4..8) or w2 = w[8]. */
-#define EMBER_MADD_W(acc, x, t) madd_lane(acc, x, (t) < 4 ? w0 : (t) < 8 ? w1 : w2, (t) % 4)
-
 /* Kernel row r of block i (outputs a_i..a_i + 8): vld4 splits x[2a_i..2a_i + 16) by
  * column mod 4, so the even outputs' three taps are columns 0, 1, 2 and the odd
  * outputs' are 2, 3 and 0 shifted by one (x[2a_i + 16] loaded alone). */
@@ -154,12 +177,12 @@ enum { BLOCK = 8, BLOCKS = 2 };
         const float32x4x4_t q = vld4q_f32(x);                                                \
         const float32x4_t c0 = q.val[0], c1 = q.val[1], c2 = q.val[2], c3 = q.val[3];        \
         const float32x4_t c4 = vextq_f32(c0, vld1q_dup_f32(x + 16), 1);                      \
-        e##i = EMBER_MADD_W(e##i, c0, 3 * (r));                                              \
-        e##i = EMBER_MADD_W(e##i, c1, 3 * (r) + 1);                                          \
-        e##i = EMBER_MADD_W(e##i, c2, 3 * (r) + 2);                                          \
-        d##i = EMBER_MADD_W(d##i, c2, 3 * (r));                                              \
-        d##i = EMBER_MADD_W(d##i, c3, 3 * (r) + 1);                                          \
-        d##i = EMBER_MADD_W(d##i, c4, 3 * (r) + 2);                                          \
+        e##i = EMBER_MADD_TAP(e##i, c0, w9, 3 * (r));                                        \
+        e##i = EMBER_MADD_TAP(e##i, c1, w9, 3 * (r) + 1);                                    \
+        e##i = EMBER_MADD_TAP(e##i, c2, w9, 3 * (r) + 2);                                    \
+        d##i = EMBER_MADD_TAP(d##i, c2, w9, 3 * (r));                                        \
+        d##i = EMBER_MADD_TAP(d##i, c3, w9, 3 * (r) + 1);                                    \
+        d##i = EMBER_MADD_TAP(d##i, c4, w9, 3 * (r) + 2);                                    \
     }
 
 void EMBER_DWCONV_3X3S2_NEON_NAME(size_t n, const float *const *row, const float *w,
@@ -170,7 +193,7 @@ void EMBER_DWCONV_3X3S2_NEON_NAME(size_t n, const float *const *row, const float
         return;
     }
     const float32x4_t vmin = vdupq_n_f32(params->min), vmax = vdupq_n_f32(params->max);
-    const float32x4_t w0 = vld1q_f32(w), w1 = vld1q_f32(w + 4), w2 = vdupq_n_f32(w[8]);
+    const weights9 w9 = weights9_of(w);
     const size_t last = n - BLOCK;
     for (size_t o = 0; o < n; o += BLOCK * BLOCKS) { /* the last block of a run ends at n */
 #define EMBER_S2_INIT(i)                                                                     \
