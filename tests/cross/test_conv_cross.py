@@ -55,6 +55,13 @@ CASES = {
     # 3x3 "same" stride 1, read and written in place (the kernel's runs over the planes)
     "depthwise-same-in-place-multiplier": ((2, 3, 13, 28), (6, 1, 3, 3), 3, (1, 1, 1, 1),
                                            (1, 1), (1, 1)),
+    # their side columns are runs down the gathered columns: of 14 (half the NEON tail's
+    # accumulators), 2 and 3 (under a vector: the kernel's loop one output at a time), 37
+    # (a chunk and a tail of 5)
+    "depthwise-same-14x14": ((1, 5, 14, 14), (5, 1, 3, 3), 5, (1, 1, 1, 1), (1, 1), (1, 1)),
+    "depthwise-same-2-rows": ((1, 3, 2, 17), (3, 1, 3, 3), 3, (1, 1, 1, 1), (1, 1), (1, 1)),
+    "depthwise-same-3-rows": ((1, 3, 3, 15), (3, 1, 3, 3), 3, (1, 1, 1, 1), (1, 1), (1, 1)),
+    "depthwise-same-37-rows": ((1, 2, 37, 20), (2, 1, 3, 3), 2, (1, 1, 1, 1), (1, 1), (1, 1)),
 }
 
 

@@ -65,22 +65,29 @@ static inline weights9 weights9_of(const float *w)
 #define EMBER_MADD_TAP(acc, x, w9, t)                                                        \
     madd_lane(acc, x, (t) < 4 ? (w9).lo : (t) < 8 ? (w9).mid : (w9).last, (t) % 4)
 
-/* One pass: the vectors at at[0..ACCUMULATORS) + [0, 4) (positions may repeat), or with
- * at NULL the CHUNK outputs from o on (contiguous: loaded CHUNK at a time). Nine taps
- * (`nine`, constant after inlining) use the pointers s9 and weights w9 the caller holds
- * in registers, unrolled; other counts read src and w per tap. */
+/* One pass: the vectors at at[0..active) + [0, 4) (positions may repeat), or with at
+ * NULL the CHUNK outputs from o on (contiguous: loaded CHUNK at a time, all ACCUMULATORS
+ * active). Nine taps (`nine`) use the pointers s9 and weights w9 the caller holds in
+ * registers, unrolled; other counts read src and w per tap. `nine` and `active` are
+ * constant after inlining: the inactive accumulators fold away. */
 static ALWAYS_INLINE void pass(int nine, const float *const *s9, weights9 w9, size_t taps,
                                const float *const *src, const float *w, size_t o,
-                               const size_t *at, float bias, float *out, float32x4_t vmin,
-                               float32x4_t vmax)
+                               const size_t *at, size_t active, float bias, float *out,
+                               float32x4_t vmin, float32x4_t vmax)
 {
     const int contiguous = at == NULL;
 #define EMBER_INIT(i)                                                                        \
     float32x4_t c##i = vdupq_n_f32(bias), x##i;                                              \
     const size_t a##i = contiguous ? o + (size_t)(i) * V : at[i];
-#define EMBER_LOAD(i) x##i = vld1q_f32(s + a##i);
-#define EMBER_MADD(i) c##i = madd(c##i, x##i, wt);
-#define EMBER_MADD_LANE(i) c##i = EMBER_MADD_TAP(c##i, x##i, w9, tap);
+#define EMBER_LOAD(i)                                                                        \
+    if ((i) < active)                                                                        \
+        x##i = vld1q_f32(s + a##i);
+#define EMBER_MADD(i)                                                                        \
+    if ((i) < active)                                                                        \
+        c##i = madd(c##i, x##i, wt);
+#define EMBER_MADD_LANE(i)                                                                   \
+    if ((i) < active)                                                                        \
+        c##i = EMBER_MADD_TAP(c##i, x##i, w9, tap);
 /* a tap's loads, then MADD(i) for each accumulator (wt or tap in scope) */
 #define EMBER_TAP(s_, MADD)                                                                  \
     do {                                                                                     \
@@ -92,7 +99,9 @@ static ALWAYS_INLINE void pass(int nine, const float *const *s9, weights9 w9, si
         }                                                                                    \
         EMBER_EACH_ACCUMULATOR(MADD)                                                         \
     } while (0)
-#define EMBER_STORE(i) vst1q_f32(out + a##i, clamp4(c##i, vmin, vmax));
+#define EMBER_STORE(i)                                                                       \
+    if ((i) < active)                                                                        \
+        vst1q_f32(out + a##i, clamp4(c##i, vmin, vmax));
     EMBER_EACH_ACCUMULATOR(EMBER_INIT)
     if (nine) {
 #define EMBER_TAP_OF_NINE(t)                                                                 \
@@ -117,7 +126,9 @@ static ALWAYS_INLINE void pass(int nine, const float *const *s9, weights9 w9, si
 #undef EMBER_STORE
 }
 
-/* n ≥ 4: whole passes of CHUNK, then one over the tail's vectors, the last at n − 4. */
+/* n ≥ 4: whole passes of CHUNK, then one over the tail's vectors, the last at n − 4: half
+ * the accumulators where the tail is half a chunk or less (a 14-wide plane's rows and
+ * columns, 12 and 14 outputs: all eight on AArch64 computed four vectors twice). */
 static ALWAYS_INLINE void run(int nine, size_t n, size_t taps, const float *const *src,
                               const float *w, float bias, float *out, float32x4_t vmin,
                               float32x4_t vmax)
@@ -131,13 +142,16 @@ static ALWAYS_INLINE void run(int nine, size_t n, size_t taps, const float *cons
     }
     size_t o = 0;
     for (; o + CHUNK <= n; o += CHUNK)
-        pass(nine, s9, w9, taps, src, w, o, NULL, bias, out, vmin, vmax);
+        pass(nine, s9, w9, taps, src, w, o, NULL, ACCUMULATORS, bias, out, vmin, vmax);
     if (o == n)
         return;
     size_t at[ACCUMULATORS];
     for (size_t i = 0; i < ACCUMULATORS; i++)
         at[i] = o + i * V < n - V ? o + i * V : n - V;
-    pass(nine, s9, w9, taps, src, w, o, at, bias, out, vmin, vmax);
+    if (n - o <= CHUNK / 2)
+        pass(nine, s9, w9, taps, src, w, o, at, ACCUMULATORS / 2, bias, out, vmin, vmax);
+    else
+        pass(nine, s9, w9, taps, src, w, o, at, ACCUMULATORS, bias, out, vmin, vmax);
 }
 
 void EMBER_DWCONV_NEON_NAME(size_t n, size_t taps, const float *const *src, const float *w,
