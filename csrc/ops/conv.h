@@ -10,6 +10,7 @@
 
 #include <string.h>
 
+#include "base/move.h"
 #include "core/op.h"
 #include "kernels/kernels.h"
 
@@ -155,12 +156,12 @@ static inline void ember_conv_copy_floats(float *restrict dst, const float *rest
     if (n >= 8) {
         int64_t q = 0;
         for (; q + 8 <= n; q += 8)
-            memcpy(dst + q, src + q, 8 * sizeof(float));
+            ember_move_floats(dst + q, src + q, 8);
         if (q < n)
-            memcpy(dst + n - 8, src + n - 8, 8 * sizeof(float));
+            ember_move_floats(dst + n - 8, src + n - 8, 8);
     } else if (n >= 4) {
-        memcpy(dst, src, 4 * sizeof(float));
-        memcpy(dst + n - 4, src + n - 4, 4 * sizeof(float));
+        ember_move_floats(dst, src, 4);
+        ember_move_floats(dst + n - 4, src + n - 4, 4);
     } else if (n >= 2) {
         memcpy(dst, src, 2 * sizeof(float));
         memcpy(dst + n - 2, src + n - 2, 2 * sizeof(float));

@@ -82,8 +82,7 @@ static ALWAYS_INLINE void cursor_copy(panel_cursor *c, const float *plane, int64
         if (s == 1) { /* short runs: fixed blocks of 8 (inlined), not a memcpy call */
             size_t i = 0;
             for (; i + 8 <= m; i += 8)
-                for (size_t t = 0; t < 8; t++)
-                    dst[i + t] = src[i + t];
+                ember_move_floats(dst + i, src + i, 8);
             for (; i < m; i++)
                 dst[i] = src[i];
         } else
@@ -110,7 +109,7 @@ static ALWAYS_INLINE void copy_run(float *restrict dst, const float *restrict sr
 {
     if (s == 1) {
         for (int64_t i = 0; i < n; i += RUN_SLACK)
-            memcpy(dst + i, src + i, RUN_SLACK * sizeof(float));
+            ember_move_floats(dst + i, src + i, RUN_SLACK);
         return;
     }
     if (s == 2) { /* a constant stride the compiler vectorises (two loads, one shuffle):

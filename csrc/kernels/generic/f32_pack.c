@@ -8,6 +8,8 @@
  */
 #include "kernels/kernels.h"
 
+#include "base/move.h"
+
 #include <string.h>
 
 size_t ember_f32_packed_a_floats(size_t mr, size_t m, size_t k)
@@ -152,13 +154,13 @@ whole_panel(size_t nr, size_t k, const float *src, size_t rs, float *packed)
 {
     size_t p = 0;
     for (; p + 4 <= k; p += 4, src += 4 * rs, packed += 4 * nr) { /* one loop test per 4 */
-        memcpy(packed, src, nr * sizeof(float));
-        memcpy(packed + nr, src + rs, nr * sizeof(float));
-        memcpy(packed + 2 * nr, src + 2 * rs, nr * sizeof(float));
-        memcpy(packed + 3 * nr, src + 3 * rs, nr * sizeof(float));
+        ember_move_floats(packed, src, nr);
+        ember_move_floats(packed + nr, src + rs, nr);
+        ember_move_floats(packed + 2 * nr, src + 2 * rs, nr);
+        ember_move_floats(packed + 3 * nr, src + 3 * rs, nr);
     }
     for (; p < k; p++, src += rs, packed += nr) {
-        memcpy(packed, src, nr * sizeof(float));
+        ember_move_floats(packed, src, nr);
     }
 }
 
@@ -190,13 +192,13 @@ rows_across_panels(size_t nr, size_t k, size_t panels, const float *b, size_t rs
         float *dst = packed;
         size_t q = 0;
         for (; q + 4 <= panels; q += 4, src += 4 * nr, dst += 4 * panel_floats) {
-            memcpy(dst, src, nr * sizeof(float));
-            memcpy(dst + panel_floats, src + nr, nr * sizeof(float));
-            memcpy(dst + 2 * panel_floats, src + 2 * nr, nr * sizeof(float));
-            memcpy(dst + 3 * panel_floats, src + 3 * nr, nr * sizeof(float));
+            ember_move_floats(dst, src, nr);
+            ember_move_floats(dst + panel_floats, src + nr, nr);
+            ember_move_floats(dst + 2 * panel_floats, src + 2 * nr, nr);
+            ember_move_floats(dst + 3 * panel_floats, src + 3 * nr, nr);
         }
         for (; q < panels; q++, src += nr, dst += panel_floats)
-            memcpy(dst, src, nr * sizeof(float));
+            ember_move_floats(dst, src, nr);
     }
 }
 
