@@ -97,13 +97,18 @@ typedef struct ember_f32_pool_row_kernel {
 } ember_f32_pool_row_kernel;
 
 /* X(name, isa): the kernels of this build, best last. The scalar one is the reference;
- * where it is the best a CPU has, the pools keep their per-row path (GCC vectorises its
- * flat loops for NEON, ld2 for the step), which the scalar kernel does not beat. */
+ * where it is the best a CPU has, the pools keep their per-row path, which the scalar
+ * kernel does not beat. (GCC vectorises that path's flat loops for AArch64's NEON, not
+ * for ARMv7's, which flushes subnormals: ARMv7 SqueezeNet's pools took 4x AArch64's
+ * instructions.) */
 #define EMBER_F32_POOL_ROW_KERNELS_GENERIC(X) X(f32_pool_row__scalar, EMBER_ISA_SCALAR)
 #if defined(__x86_64__) || defined(_M_X64)
 #define EMBER_F32_POOL_ROW_KERNELS(X)                                                      \
     EMBER_F32_POOL_ROW_KERNELS_GENERIC(X)                                                  \
     X(f32_pool_row__avx2_fma, EMBER_ISA_AVX2_FMA) X(f32_pool_row__avx512f, EMBER_ISA_AVX512F)
+#elif defined(__arm__) && defined(__ARM_NEON)
+#define EMBER_F32_POOL_ROW_KERNELS(X)                                                      \
+    EMBER_F32_POOL_ROW_KERNELS_GENERIC(X) X(f32_pool_row__neon_armv7, EMBER_ISA_NEON_ARMV7)
 #else
 #define EMBER_F32_POOL_ROW_KERNELS(X) EMBER_F32_POOL_ROW_KERNELS_GENERIC(X)
 #endif

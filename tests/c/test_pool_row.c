@@ -2,8 +2,9 @@
  * test_pool_row — every f32_pool_row kernel of this build that the CPU can run (a row of
  * a pool's step-2 windows, kernels.h) bit for bit against the definition written out
  * here: each column folded down the rows, the window's columns folded left to right, a
- * sum then divided. Max folds keep the held value unless the next is greater, so NaNs
- * planted in the rows test the order too.
+ * sum then divided. Max folds keep the held value unless the next is greater, so NaNs,
+ * signed zeros and subnormals planted in the rows test the order too (the sums' rows are
+ * normal numbers: ARMv7's NEON flushes subnormals).
  *
  * For every n in 0..MAX_N (below, at and past the 4-, 8- and 16-wide steps, and rows
  * ending on a partial step of each), kh 1..4, kw 2 and 3, max and sum: each row a buffer
@@ -61,7 +62,14 @@ static void test_case(const ember_f32_pool_row_kernel *kernel, size_t n, size_t 
         rows[t] = guarded_floats(reads);
         for (size_t j = 0; j < reads; j++)
             rows[t][j] = (float)rand() / RAND_MAX * 4.0f - 2.0f;
-        /* a NaN in the last row (dropped by a held number) and in some others (held) */
+        /* max: signed zeros and subnormals among the numbers (a key of ARMv7's kernel
+         * must order them as the floats compare: −0 = +0, the held one kept), a NaN in
+         * the last row (dropped by a held number) and in some others (held) */
+        for (size_t j = 0; is_max && j < reads; j++)
+            if (rand() % 4 == 0) {
+                static const float near_zero[] = {0.0f, -0.0f, 1e-40f, -1e-40f, 1e-45f, -3e-39f};
+                rows[t][j] = near_zero[(size_t)rand() % 6];
+            }
         if (is_max && reads > 3 && (t == kh - 1 || rand() % 2))
             rows[t][(size_t)rand() % reads] = NAN;
     }
