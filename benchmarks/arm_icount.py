@@ -1,6 +1,7 @@
 """Instructions per inference of ember on aarch64 (emulated Cortex-A76, one thread), next to
 onnxruntime 1.31.1's counts on the same emulated core (the figures of issue 10): the table
-of benchmarks/arm_icount.md, reproduced.
+of benchmarks/arm_icount.md, reproduced. With --arch armv7, ember's counts on an emulated
+Cortex-A15 (32-bit, NEON without FMA), for which there is no onnxruntime figure.
 
 Cooks each model into a plan (the light zoo and MobileNetV2 with seeded random weights,
 tests/zoo.py; 2-layer LSTM / GRU of 128 units over 100 frames of 40 features), cross-builds
@@ -10,6 +11,7 @@ Counts are exact and repeatable, so the machine's load does not matter; each mod
 a minute or more under QEMU.
 
     python benchmarks/arm_icount.py [model ...]      # default: every model of the table
+    python benchmarks/arm_icount.py --arch armv7 [--ember-run OTHER/build/armv7/ember-run]
 """
 import argparse
 import os
@@ -56,10 +58,12 @@ def cook(name, directory):
     return plan
 
 
-def count(plan):
-    program = os.path.join(ROOT, "build", "aarch64", "ember-run")
-    result = subprocess.run([ARM_ICOUNT, "--per-run", "1", "--cpu", "cortex-a76", "--",
-                             program, plan, "--bench", "{n}"],
+CPUS = {"aarch64": "cortex-a76", "armv7": "cortex-a15"}
+
+
+def count(plan, arch, program):
+    result = subprocess.run([ARM_ICOUNT, "--arch", arch, "--per-run", "1", "--cpu", CPUS[arch],
+                             "--", program, plan, "--bench", "{n}"],
                             capture_output=True, text=True, check=True)
     found = re.search(r"per_run=(\d+)", result.stdout + result.stderr)
     if not found:
@@ -70,14 +74,25 @@ def count(plan):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("models", nargs="*", default=list(ONNXRUNTIME))
+    parser.add_argument("--arch", choices=sorted(CPUS), default="aarch64")
+    parser.add_argument("--ember-run", help="count this cross-built ember-run (another "
+                        "build, for a before and after) instead of this tree's")
     args = parser.parse_args()
-    subprocess.run(["scons", "-Q", "-j2", "arch=aarch64"], cwd=ROOT, check=True)
-    print("| model | onnxruntime | ember | ember / ort |\n|---|---|---|---|", flush=True)
+    program = args.ember_run or os.path.join(ROOT, "build", args.arch, "ember-run")
+    if not args.ember_run:
+        subprocess.run(["scons", "-Q", "-j2", f"arch={args.arch}"], cwd=ROOT, check=True)
+    if args.arch == "aarch64":
+        print("| model | onnxruntime | ember | ember / ort |\n|---|---|---|---|", flush=True)
+    else:
+        print(f"| model | ember ({CPUS[args.arch]}) |\n|---|---|", flush=True)
     with tempfile.TemporaryDirectory() as directory:
         for name in args.models:
-            millions = count(cook(name, directory))
-            print(f"| {name} | {ONNXRUNTIME[name]:,.1f} | {millions:,.1f} | "
-                  f"{millions / ONNXRUNTIME[name]:.2f} |", flush=True)
+            millions = count(cook(name, directory), args.arch, program)
+            if args.arch == "aarch64":
+                print(f"| {name} | {ONNXRUNTIME[name]:,.1f} | {millions:,.1f} | "
+                      f"{millions / ONNXRUNTIME[name]:.2f} |", flush=True)
+            else:
+                print(f"| {name} | {millions:,.1f} |", flush=True)
 
 
 if __name__ == "__main__":
