@@ -113,6 +113,21 @@ typedef struct ember_f32_pool_row_kernel {
 #define EMBER_F32_POOL_ROW_KERNELS(X) EMBER_F32_POOL_ROW_KERNELS_GENERIC(X)
 #endif
 
+/* A vector kernel's body: its row loop (a function of n, rows, kh, kw, is_max, divisor,
+ * y, always inlined) called with is_max and kw constant, four copies without a branch on
+ * them inside. */
+#define EMBER_F32_POOL_ROW_SPECIALISED(row, n, rows, kh, kw, is_max, divisor, y)             \
+    do {                                                                                     \
+        if ((is_max) && (kw) == 3)                                                           \
+            row(n, rows, kh, 3, 1, divisor, y);                                              \
+        else if (is_max)                                                                     \
+            row(n, rows, kh, 2, 1, divisor, y);                                              \
+        else if ((kw) == 3)                                                                  \
+            row(n, rows, kh, 3, 0, divisor, y);                                              \
+        else                                                                                 \
+            row(n, rows, kh, 2, 0, divisor, y);                                              \
+    } while (0)
+
 #define EMBER_DECLARE_F32_POOL_ROW(name, isa)                                              \
     void ember_##name(size_t n, const float *const *rows, size_t kh, size_t kw, int is_max, \
                       float divisor, float *y);

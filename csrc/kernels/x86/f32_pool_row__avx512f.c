@@ -116,12 +116,5 @@ static EMBER_ALWAYS_INLINE void row(size_t n, const float *const *rows, size_t k
 void ember_f32_pool_row__avx512f(size_t n, const float *const *rows, size_t kh, size_t kw,
                                  int is_max, float divisor, float *y)
 {
-    if (is_max && kw == 3)
-        row(n, rows, kh, 3, 1, divisor, y);
-    else if (is_max)
-        row(n, rows, kh, 2, 1, divisor, y);
-    else if (kw == 3)
-        row(n, rows, kh, 3, 0, divisor, y);
-    else
-        row(n, rows, kh, 2, 0, divisor, y);
+    EMBER_F32_POOL_ROW_SPECIALISED(row, n, rows, kh, kw, is_max, divisor, y);
 }
