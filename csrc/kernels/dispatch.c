@@ -104,6 +104,45 @@ int ember_cpu_has(ember_isa isa)
 #endif
 }
 
+/* ---------------------------------------------------------------- core class */
+
+static const char *const core_class_names[] = {"generic", "zen5"};
+#define CORE_CLASS_COUNT (sizeof core_class_names / sizeof core_class_names[0])
+
+const char *ember_core_class_name(ember_core_class core)
+{
+    return (size_t)core < CORE_CLASS_COUNT ? core_class_names[core] : "unknown";
+}
+
+/* CPUID's vendor and family: AMD's family 1Ah is Zen 5 (the family is the base family
+ * plus the extended one when the base is 0Fh). */
+static ember_core_class detected_core_class(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned int eax, ebx, ecx, edx;
+    if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx))
+        return EMBER_CORE_GENERIC;
+    const int amd = ebx == 0x68747541u && edx == 0x69746e65u && ecx == 0x444d4163u;
+    if (!amd || !__get_cpuid(1, &eax, &ebx, &ecx, &edx))
+        return EMBER_CORE_GENERIC;
+    const unsigned int base = (eax >> 8) & 0xfu;
+    const unsigned int family = base == 0xfu ? base + ((eax >> 20) & 0xffu) : base;
+    return family == 0x1au ? EMBER_CORE_ZEN5 : EMBER_CORE_GENERIC;
+#else
+    return EMBER_CORE_GENERIC;
+#endif
+}
+
+/* The class EMBER_CORE names, or -1 when it is unset or names none. */
+static int forced_core_class(void)
+{
+    const char *name = getenv("EMBER_CORE");
+    for (size_t i = 0; name != NULL && i < CORE_CLASS_COUNT; i++)
+        if (strcmp(name, core_class_names[i]) == 0)
+            return (int)i;
+    return -1;
+}
+
 const char *ember_isa_name(ember_isa isa)
 {
     switch (isa) {
@@ -269,6 +308,8 @@ static void config_fill(void)
                        ember_f32_pool_row_kernel_count, forced);
     CHOOSE_LAST_USABLE(config.f32_softmax_row, ember_f32_softmax_row_kernels,
                        ember_f32_softmax_row_kernel_count, forced);
+    const int core = forced_core_class();
+    config.core = core >= 0 ? (ember_core_class)core : detected_core_class();
 }
 
 const ember_kernel_config *ember_kernel_config_get(void)
@@ -277,8 +318,19 @@ const ember_kernel_config *ember_kernel_config_get(void)
     return &config;
 }
 
+static int core_class_problem(char *message, size_t size)
+{
+    const char *name = getenv("EMBER_CORE");
+    if (name == NULL || *name == '\0' || forced_core_class() >= 0)
+        return 0;
+    snprintf(message, size, "EMBER_CORE=%s names no core class (generic, zen5)", name);
+    return 1;
+}
+
 int ember_isa_problem(char *message, size_t size)
 {
+    if (core_class_problem(message, size))
+        return 1;
     const char *name = getenv("EMBER_ISA");
     if (!name || !*name) {
         return 0;
@@ -310,11 +362,11 @@ static void kernels_text_fill(void)
     snprintf(kernels_text, sizeof kernels_text,
              "f32_gemm %s\nf32_gemv %s\nf32_vexp %s\nf32_vsigmoid %s\nf32_vtanh %s\n"
              "f32_verf %s\nf32_dwconv %s\nf32_winograd %s\nf32_hard_swish %s\n"
-             "f32_pool_row %s\nf32_softmax_row %s\nf32_pack_scaled %s\n",
+             "f32_pool_row %s\nf32_softmax_row %s\nf32_pack_scaled %s\ncore %s\n",
              c->f32_gemm->name, c->f32_gemm->gemv_name, c->f32_vexp->name,
              c->f32_vsigmoid->name, c->f32_vtanh->name, c->f32_verf->name, c->f32_dwconv->name,
              c->f32_winograd->name, c->f32_hard_swish->name, c->f32_pool_row->name,
-             c->f32_softmax_row->name, c->f32_pack_scaled->name);
+             c->f32_softmax_row->name, c->f32_pack_scaled->name, ember_core_class_name(c->core));
 }
 
 const char *ember_kernels_text(void)

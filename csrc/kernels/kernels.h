@@ -33,6 +33,18 @@ typedef enum ember_isa {
 int ember_cpu_has(ember_isa isa);
 const char *ember_isa_name(ember_isa isa);
 
+/* The core's class, for the ops' cost models where a choice between two forms of an op
+ * turned on the microarchitecture, not on the ISA: the same AVX2 Winograd transforms lost
+ * to the direct conv on a Zen 3 and won by a third on a Zen 5. GENERIC is every core
+ * whose measurements the models were fitted to first (Zen 3, Cascade Lake, the Cortex-A
+ * counts); a class of its own is a core measured to choose otherwise. */
+typedef enum ember_core_class {
+    EMBER_CORE_GENERIC = 0,
+    EMBER_CORE_ZEN5 /* AMD family 1Ah (measured: EPYC 9005, model 2) */
+} ember_core_class;
+
+const char *ember_core_class_name(ember_core_class core);
+
 /* ---------------------------------------------------------------- software prefetch */
 
 /* Prefetches are issued on x86 only, where they were measured (the GEMM driver's,
@@ -560,12 +572,14 @@ typedef struct ember_kernel_config {
     const ember_f32_pack_scaled_kernel *f32_pack_scaled;
     const ember_f32_pool_row_kernel *f32_pool_row;
     const ember_f32_softmax_row_kernel *f32_softmax_row;
+    ember_core_class core; /* CPUID's, or EMBER_CORE's ("generic", "zen5") */
 } ember_kernel_config;
 
 const ember_kernel_config *ember_kernel_config_get(void);
 
-/* What is wrong with EMBER_ISA (it names no ISA, or one this CPU lacks), written into
- * `message`; 0 when it is unset or usable. Runnables refuse to be made while it is. */
+/* What is wrong with EMBER_ISA (it names no ISA, or one this CPU lacks) or EMBER_CORE (it
+ * names no core class), written into `message`; 0 when they are unset or usable.
+ * Runnables refuse to be made while one is. */
 int ember_isa_problem(char *message, size_t size);
 
 /* "family kernel" lines of the chosen kernels (ember_kernels in the public API). */

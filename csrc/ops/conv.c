@@ -373,6 +373,7 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
         return ember_node_error(node, EMBER_ERROR_MEMORY, "out of memory");
     *out = p;
     p->kernel = ctx->kernels->f32_gemm;
+    p->core = ctx->kernels->core;
     p->min = ctx->epilogue->min;
     p->max = ctx->epilogue->max;
     p->shuffle = ctx->epilogue->shuffle_groups;

@@ -23,6 +23,7 @@ enum { CONV_INPUT, CONV_FILTER, CONV_BIAS }; /* the op's tensor operands */
 
 typedef struct conv_prepared {
     const ember_f32_gemm_kernel *kernel;
+    ember_core_class core; /* for the cost models fitted per core class */
     int spatial;
     int64_t batch, channels, out_channels, groups;
     int64_t group_in, group_out;      /* channels per group, in and out */

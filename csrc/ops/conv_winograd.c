@@ -114,11 +114,27 @@ static size_t block_tiles(const conv_prepared *p, int64_t rows)
 #define FILTER_COST 64.0
 #define FILTER_COST_ARMV7 128.0
 
+/*
+ * On a Zen 5 (EPYC 9005, family 1Ah model 2) both x86 transforms cost far less against
+ * the direct conv than on the cores above: forced on, with FIXED 40 it would not take,
+ * SqueezeNet's 3×3 convs ran in 0.76-0.88x the time with AVX-512 (16 -> 64 at 55×55
+ * 0.88, 32 -> 128 at 27×27 0.78, 48 -> 192 and 64 -> 256 at 13×13 0.84 and 0.76) and in
+ * 0.58-0.67x with AVX2; Inception v2's 64 -> 64 at 28×28 0.71 and 64 -> 96 at 14×14 0.67,
+ * DenseNet121's 128 -> 32 at 14×14 0.85 and at 28×28 0.91; but the 7×7 and 6×6 stages
+ * lost (512 -> 512 at 7×7 1.06, 224 -> 224 and 192 -> 320 1.06, 128 -> 32 1.25, 192 ->
+ * 384 at 6×6 1.39), per-node medians of 5 alternated `ember-run --profile` runs. FIXED 8
+ * with the ratio 1 parts all fourteen shapes as measured (and with AVX2's tiles of 16,
+ * DenseNet's 128 -> 32 at 7×7 goes to Winograd, 0.70x there).
+ */
+#define FIXED_COST_ZEN5 8.0
+
 static int winograd_cost_pays(const conv_prepared *p, double tiles, double pixels)
 {
     const int neon = p->kernel->isa == EMBER_ISA_NEON_AARCH64 ||
                      p->kernel->isa == EMBER_ISA_NEON_ARMV7;
-    const double fixed = neon ? 20.0 : 40.0, ratio = neon ? 0.9 : 0.95;
+    const int zen5 = p->core == EMBER_CORE_ZEN5 && !neon;
+    const double fixed = neon ? 20.0 : zen5 ? FIXED_COST_ZEN5 : 40.0;
+    const double ratio = neon ? 0.9 : zen5 ? 1.0 : 0.95;
     const double ci = (double)p->group_in, co = (double)p->group_out;
     const double blocks = ceil(tiles / (double)block_tiles(p, filter_rows(p)));
     const double filter = p->kernel->isa == EMBER_ISA_NEON_ARMV7 ? FILTER_COST_ARMV7

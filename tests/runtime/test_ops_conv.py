@@ -1,6 +1,8 @@
 """conv against a direct numpy reference, on hand-written plans through the C runtime (the
 harness of test_ops.py): every conv path of csrc/ops/conv*.c — in place, im2col, few and
 one output pixels, depthwise — and the epilogue fusions that stop or go on around it."""
+import os
+
 import numpy as np
 import pytest
 
@@ -250,6 +252,37 @@ def test_conv_winograd_keeps_the_filter_size_and_turns_off(monkeypatch, tmp_path
         np.testing.assert_allclose(outputs[setting], expected, rtol=RTOL, atol=ATOL)
     assert not np.array_equal(outputs["1"], outputs["0"])
     assert w.nbytes <= packed["1"] <= w.nbytes * 1.05 and packed["0"] >= w.nbytes, packed
+
+
+def test_conv_winograd_choice_follows_the_core_class(tmp_path):
+    # SqueezeNet's 32 -> 128 at 27x27: the cost model fitted to a Zen 5 (EMBER_CORE=zen5)
+    # takes Winograd there, the generic one the direct sum; on x86 the two rounding differ,
+    # both within tolerance. The class is read once per process: ember-run runs each.
+    import platform
+    import subprocess
+    from test_ops import write_plan
+    x, w = rand(1, 32, 27, 27), rand(128, 32, 3, 3) / 6
+    plan = tmp_path / "plan"
+    plan.mkdir()
+    write_plan(str(plan), {"x": x}, ["y = conv(x, w, padding = [(1, 1), (1, 1)]);"], ["y"],
+               {"w": w})
+    np.save(tmp_path / "x.npy", x)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    ember_run = os.path.join(root, "build", "host", "ember-run")
+    outputs = {}
+    for core in ("generic", "zen5"):
+        env = {k: v for k, v in os.environ.items() if k not in ("EMBER_ISA", "EMBER_WINOGRAD")}
+        out = tmp_path / f"y_{core}.npy"
+        result = subprocess.run([ember_run, str(plan), "-i", str(tmp_path / "x.npy"),
+                                 "-o", str(out)], capture_output=True, text=True, timeout=60,
+                                env=dict(env, EMBER_CORE=core))
+        assert result.returncode == 0, result.stderr
+        outputs[core] = np.load(out)
+    expected = ref_conv(x, w, np.zeros(1), [(1, 1), (1, 1)], [1, 1], [1, 1], 1)
+    for core in outputs:
+        np.testing.assert_allclose(outputs[core], expected, rtol=RTOL, atol=ATOL)
+    if platform.machine() in ("x86_64", "AMD64"):
+        assert not np.array_equal(outputs["generic"], outputs["zen5"])
 
 
 def test_conv_relu_fused():

@@ -50,7 +50,9 @@ def test_version_help_and_kernels():
     assert [line.split()[0] for line in kernels] == [
         "f32_gemm", "f32_gemv", "f32_vexp", "f32_vsigmoid", "f32_vtanh", "f32_verf",
         "f32_dwconv", "f32_winograd", "f32_hard_swish", "f32_pool_row", "f32_softmax_row",
-        "f32_pack_scaled"]
+        "f32_pack_scaled", "core"]
+    assert kernels[-1].split()[1] in ("generic", "zen5")
+    assert run("--kernels", env={"EMBER_CORE": "zen5"}).stdout.splitlines()[-1] == "core zen5"
     scalar = run("--kernels", env={"EMBER_ISA": "scalar"}).stdout
     assert "f32_hard_swish f32_hard_swish__scalar" in scalar
     assert "f32_gemm f32_gemm_4x4__scalar" in scalar
@@ -76,6 +78,14 @@ def test_a_bad_ember_isa_is_an_error(plan_dir, value, message):
         finally:
             os.environ.pop("EMBER_ISA") if old is None else os.environ.update(EMBER_ISA=old)
     assert run(plan_dir, env={"EMBER_ISA": "scalar"}).returncode == 0
+
+
+def test_a_bad_ember_core_is_an_error(plan_dir):
+    result = run(plan_dir, env={"EMBER_CORE": "zen9"})
+    assert result.returncode == 1, result.stderr
+    assert "EMBER_CORE=zen9 names no core class (generic, zen5)" in result.stderr
+    for core in ("generic", "zen5"):
+        assert run(plan_dir, env={"EMBER_CORE": core}).returncode == 0
 
 
 def test_memory_prints_the_report_and_the_peak(plan_dir):
