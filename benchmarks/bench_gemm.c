@@ -11,6 +11,12 @@
  *       build/host/libember.a -lm -lpthread -o build/host/bench_gemm
  *   ./build/host/bench_gemm            # or: ./build/host/bench_gemm M N K
  *
+ * A shape of one row (m = 1: a fully connected layer at batch 1) runs as the runtime runs
+ * it, through the kernel's GEMV over the same packed B (ops/matmul.c), and is reported
+ * against the bound a GEMV has instead: the rate at which this core reads B's bytes
+ * (a loop of vector loads summing a buffer of B's size, right after each round), since
+ * each weight is read once for one multiply-add.
+ *
  * Cross-built binaries can be run on a device; never time them under QEMU.
  */
 #ifndef _GNU_SOURCE
@@ -94,6 +100,68 @@ static double peak_gflops(ember_isa isa)
     return flops / (now() - start) * 1e-9;
 }
 
+/* The sum of `floats` floats (a multiple of 8 lanes × 8), read in vectors into 8
+ * accumulators: enough independent adds that the loads, not the adds, set the pace. */
+#define EMBER_READ_LOOP(vec, set1, load, add, store, lanes)                                  \
+    vec s0 = set1(0.0f), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0, s6 = s0, s7 = s0;      \
+    for (size_t i = 0; i + 8 * (lanes) <= floats; i += 8 * (lanes)) {                        \
+        s0 = add(s0, load(data + i));                                                        \
+        s1 = add(s1, load(data + i + (lanes)));                                              \
+        s2 = add(s2, load(data + i + 2 * (lanes)));                                          \
+        s3 = add(s3, load(data + i + 3 * (lanes)));                                          \
+        s4 = add(s4, load(data + i + 4 * (lanes)));                                          \
+        s5 = add(s5, load(data + i + 5 * (lanes)));                                          \
+        s6 = add(s6, load(data + i + 6 * (lanes)));                                          \
+        s7 = add(s7, load(data + i + 7 * (lanes)));                                          \
+    }                                                                                        \
+    store(sink, add(add(add(s0, s1), add(s2, s3)), add(add(s4, s5), add(s6, s7))));
+#if defined(__x86_64__)
+__attribute__((target("avx2"))) static void read_avx2(const float *data, size_t floats, float *sink)
+{
+    EMBER_READ_LOOP(__m256, _mm256_set1_ps, _mm256_loadu_ps, _mm256_add_ps, _mm256_storeu_ps, 8)
+}
+__attribute__((target("avx512f"))) static void read_avx512(const float *data, size_t floats,
+                                                         float *sink)
+{
+    EMBER_READ_LOOP(__m512, _mm512_set1_ps, _mm512_loadu_ps, _mm512_add_ps, _mm512_storeu_ps, 16)
+}
+#elif defined(__ARM_NEON)
+static void read_neon(const float *data, size_t floats, float *sink)
+{
+    EMBER_READ_LOOP(float32x4_t, vdupq_n_f32, vld1q_f32, vaddq_f32, vst1q_f32, 4)
+}
+#endif
+
+/* GB/s at which `isa`'s vector loads read `floats` floats at `data` (passes repeated for
+ * 5 ms): the read bandwidth from wherever that buffer lives. 0 for the scalar ISA. */
+static double read_gbps(ember_isa isa, const float *data, size_t floats)
+{
+    float sink[16];
+    size_t passes = 0;
+    const double start = now();
+    double elapsed;
+    do {
+#if defined(__x86_64__)
+        if (isa == EMBER_ISA_AVX512F)
+            read_avx512(data, floats, sink);
+        else if (isa == EMBER_ISA_AVX2_FMA)
+            read_avx2(data, floats, sink);
+        else
+            return 0.0;
+#elif defined(__ARM_NEON)
+        if (isa == EMBER_ISA_SCALAR)
+            return 0.0;
+        read_neon(data, floats, sink);
+#else
+        (void)isa;
+        return 0.0;
+#endif
+        passes++;
+        elapsed = now() - start;
+    } while (elapsed < 0.005);
+    return (double)(floats / 128 * 128) * sizeof(float) * passes / elapsed * 1e-9;
+}
+
 static int compare_doubles(const void *a, const void *b)
 {
     const double x = *(const double *)a, y = *(const double *)b;
@@ -136,26 +204,34 @@ static void bench(const ember_f32_gemm_kernel *kernel, size_t m, size_t n, size_
     const ember_f32_gemm_params params = {.bias_col = bias, .min = 0.0f, .max = INFINITY};
 
     double rates[ROUNDS], shares[ROUNDS];
-    ember_f32_gemm_packed(kernel, m, n, k, pa, pb, c, n * sizeof(float), &params); /* warm */
-    for (int round = 0; round < ROUNDS; round++) {
+    const int gemv = m == 1; /* as ops/matmul.c runs one row */
+    const size_t b_floats = ember_f32_packed_b_floats(kernel->nr, k, n);
+    for (int round = -1; round < ROUNDS; round++) { /* round -1 warms up */
         size_t reps = 0;
         const double start = now();
         double elapsed;
         do {
-            ember_f32_gemm_packed(kernel, m, n, k, pa, pb, c, n * sizeof(float), &params);
+            if (gemv)
+                kernel->gemv(kernel->nr, n, k, a, pb, c, &params);
+            else
+                ember_f32_gemm_packed(kernel, m, n, k, pa, pb, c, n * sizeof(float), &params);
             reps++;
             elapsed = now() - start;
         } while (elapsed < 0.02);
+        if (round < 0)
+            continue;
         rates[round] = 2.0 * m * n * k * reps / elapsed * 1e-9;
-        const double peak = peak_gflops(kernel->isa);
-        shares[round] = peak > 0.0 ? rates[round] / peak : 0.0;
+        const double bound = gemv ? read_gbps(kernel->isa, pb, b_floats) * 0.5 /* flop/byte */
+                                  : peak_gflops(kernel->isa);
+        shares[round] = bound > 0.0 ? rates[round] / bound : 0.0;
     }
-    printf("%-30s m=%5zu n=%5zu k=%5zu  %8.2f GFLOP/s", kernel->name, m, n, k,
-           quantile(rates, ROUNDS, 0.5));
+    printf("%-30s m=%5zu n=%5zu k=%5zu  %8.2f GFLOP/s", gemv ? kernel->gemv_name : kernel->name,
+           m, n, k, quantile(rates, ROUNDS, 0.5));
     if (shares[0] > 0.0) {
         const double median = quantile(shares, ROUNDS, 0.5);
-        printf("  %5.1f%% of peak (quartiles %.1f-%.1f)", 100.0 * median,
-               100.0 * quantile(shares, ROUNDS, 0.25), 100.0 * quantile(shares, ROUNDS, 0.75));
+        printf("  %5.1f%% of %s (quartiles %.1f-%.1f)", 100.0 * median,
+               gemv ? "B's read rate" : "peak", 100.0 * quantile(shares, ROUNDS, 0.25),
+               100.0 * quantile(shares, ROUNDS, 0.75));
     }
     printf("\n");
     free(a); free(b); free(c); free(bias); free(pa); free(pb);
