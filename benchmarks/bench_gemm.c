@@ -11,6 +11,8 @@
  *       build/host/libember.a -lm -lpthread -o build/host/bench_gemm
  *   ./build/host/bench_gemm            # or: ./build/host/bench_gemm M N K
  *
+ * A '*' after a kernel's name marks the one the runtime runs that shape with.
+ *
  * A shape of one row (m = 1: a fully connected layer at batch 1) runs as the runtime runs
  * it, through the kernel's GEMV over the same packed B (ops/matmul.c), and is reported
  * against the bound a GEMV has instead: the rate at which this core reads B's bytes
@@ -225,8 +227,12 @@ static void bench(const ember_f32_gemm_kernel *kernel, size_t m, size_t n, size_
                                   : peak_gflops(kernel->isa);
         shares[round] = bound > 0.0 ? rates[round] / bound : 0.0;
     }
-    printf("%-30s m=%5zu n=%5zu k=%5zu  %8.2f GFLOP/s", gemv ? kernel->gemv_name : kernel->name,
-           m, n, k, quantile(rates, ROUNDS, 0.5));
+    /* '*': the kernel the runtime runs this shape with (dispatch's, or for its rows the
+     * taller one: ember_f32_gemm_for_rows) */
+    const ember_f32_gemm_kernel *chosen = ember_kernel_config_get()->f32_gemm;
+    const int runtime = kernel == ember_f32_gemm_for_rows(chosen, m);
+    printf("%-30s%c m=%5zu n=%5zu k=%5zu  %8.2f GFLOP/s", gemv ? kernel->gemv_name : kernel->name,
+           runtime ? '*' : ' ', m, n, k, quantile(rates, ROUNDS, 0.5));
     if (shares[0] > 0.0) {
         const double median = quantile(shares, ROUNDS, 0.5);
         printf("  %5.1f%% of %s (quartiles %.1f-%.1f)", 100.0 * median,
