@@ -102,11 +102,12 @@ static double peak_gflops(ember_isa isa)
     return flops / (now() - start) * 1e-9;
 }
 
-/* The sum of `floats` floats (a multiple of 8 lanes × 8), read in vectors into 8
- * accumulators: enough independent adds that the loads, not the adds, set the pace. */
+/* The sum of `floats` floats, read in vectors into 8 accumulators (enough independent adds
+ * that the loads, not the adds, set the pace); returns the floats read (whole steps). */
 #define EMBER_READ_LOOP(vec, set1, load, add, store, lanes)                                  \
+    const size_t step = 8 * (lanes);                                                         \
     vec s0 = set1(0.0f), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0, s6 = s0, s7 = s0;      \
-    for (size_t i = 0; i + 8 * (lanes) <= floats; i += 8 * (lanes)) {                        \
+    for (size_t i = 0; i + step <= floats; i += step) {                                      \
         s0 = add(s0, load(data + i));                                                        \
         s1 = add(s1, load(data + i + (lanes)));                                              \
         s2 = add(s2, load(data + i + 2 * (lanes)));                                          \
@@ -116,19 +117,20 @@ static double peak_gflops(ember_isa isa)
         s6 = add(s6, load(data + i + 6 * (lanes)));                                          \
         s7 = add(s7, load(data + i + 7 * (lanes)));                                          \
     }                                                                                        \
-    store(sink, add(add(add(s0, s1), add(s2, s3)), add(add(s4, s5), add(s6, s7))));
+    store(sink, add(add(add(s0, s1), add(s2, s3)), add(add(s4, s5), add(s6, s7))));          \
+    return floats / step * step;
 #if defined(__x86_64__)
-__attribute__((target("avx2"))) static void read_avx2(const float *data, size_t floats, float *sink)
+__attribute__((target("avx2"))) static size_t read_avx2(const float *data, size_t floats, float *sink)
 {
     EMBER_READ_LOOP(__m256, _mm256_set1_ps, _mm256_loadu_ps, _mm256_add_ps, _mm256_storeu_ps, 8)
 }
-__attribute__((target("avx512f"))) static void read_avx512(const float *data, size_t floats,
-                                                         float *sink)
+__attribute__((target("avx512f"))) static size_t read_avx512(const float *data, size_t floats,
+                                                           float *sink)
 {
     EMBER_READ_LOOP(__m512, _mm512_set1_ps, _mm512_loadu_ps, _mm512_add_ps, _mm512_storeu_ps, 16)
 }
 #elif defined(__ARM_NEON)
-static void read_neon(const float *data, size_t floats, float *sink)
+static size_t read_neon(const float *data, size_t floats, float *sink)
 {
     EMBER_READ_LOOP(float32x4_t, vdupq_n_f32, vld1q_f32, vaddq_f32, vst1q_f32, 4)
 }
@@ -139,29 +141,28 @@ static void read_neon(const float *data, size_t floats, float *sink)
 static double read_gbps(ember_isa isa, const float *data, size_t floats)
 {
     float sink[16];
-    size_t passes = 0;
+    size_t read = 0;
     const double start = now();
     double elapsed;
     do {
 #if defined(__x86_64__)
         if (isa == EMBER_ISA_AVX512F)
-            read_avx512(data, floats, sink);
+            read += read_avx512(data, floats, sink);
         else if (isa == EMBER_ISA_AVX2_FMA)
-            read_avx2(data, floats, sink);
+            read += read_avx2(data, floats, sink);
         else
             return 0.0;
 #elif defined(__ARM_NEON)
         if (isa == EMBER_ISA_SCALAR)
             return 0.0;
-        read_neon(data, floats, sink);
+        read += read_neon(data, floats, sink);
 #else
         (void)isa;
         return 0.0;
 #endif
-        passes++;
         elapsed = now() - start;
     } while (elapsed < 0.005);
-    return (double)(floats / 128 * 128) * sizeof(float) * passes / elapsed * 1e-9;
+    return (double)read * sizeof(float) / elapsed * 1e-9;
 }
 
 static int compare_doubles(const void *a, const void *b)

@@ -197,7 +197,7 @@ EMBER_API ember_status ember_runnable_new(const ember_model *model,
         return ember_error_set(EMBER_ERROR_ARGUMENT, "ember_runnable_new: NULL argument");
     *out_runnable = NULL;
     char problem[256];
-    if (ember_isa_problem(problem, sizeof problem))
+    if (ember_dispatch_problem(problem, sizeof problem))
         return ember_error_set(EMBER_ERROR_ARGUMENT, "%s", problem);
     ember_status status = ember_runnable_open(model, out_runnable);
     if (status == EMBER_OK)

@@ -323,14 +323,17 @@ static int core_class_problem(char *message, size_t size)
     const char *name = getenv("EMBER_CORE");
     if (name == NULL || *name == '\0' || forced_core_class() >= 0)
         return 0;
-    snprintf(message, size, "EMBER_CORE=%s names no core class (generic, zen5)", name);
+    int used = snprintf(message, size, "EMBER_CORE=%s names no core class (", name);
+    for (size_t i = 0; i < CORE_CLASS_COUNT && used >= 0 && (size_t)used < size; i++)
+        used += snprintf(message + used, size - (size_t)used, "%s%s", i ? ", " : "",
+                         core_class_names[i]);
+    if (used >= 0 && (size_t)used < size)
+        snprintf(message + used, size - (size_t)used, ")");
     return 1;
 }
 
-int ember_isa_problem(char *message, size_t size)
+static int isa_problem(char *message, size_t size)
 {
-    if (core_class_problem(message, size))
-        return 1;
     const char *name = getenv("EMBER_ISA");
     if (!name || !*name) {
         return 0;
@@ -352,6 +355,11 @@ int ember_isa_problem(char *message, size_t size)
     }
     snprintf(message, size, "EMBER_ISA=%s names no ISA; this CPU has %s", name, usable);
     return 1;
+}
+
+int ember_dispatch_problem(char *message, size_t size)
+{
+    return core_class_problem(message, size) || isa_problem(message, size);
 }
 
 static char kernels_text[768];

@@ -580,7 +580,7 @@ const ember_kernel_config *ember_kernel_config_get(void);
 /* What is wrong with EMBER_ISA (it names no ISA, or one this CPU lacks) or EMBER_CORE (it
  * names no core class), written into `message`; 0 when they are unset or usable.
  * Runnables refuse to be made while one is. */
-int ember_isa_problem(char *message, size_t size);
+int ember_dispatch_problem(char *message, size_t size);
 
 /* "family kernel" lines of the chosen kernels (ember_kernels in the public API). */
 const char *ember_kernels_text(void);

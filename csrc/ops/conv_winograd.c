@@ -123,24 +123,31 @@ static size_t block_tiles(const conv_prepared *p, int64_t rows)
  * DenseNet121's 128 -> 32 at 14×14 0.85 and at 28×28 0.91; but the 7×7 and 6×6 stages
  * lost (512 -> 512 at 7×7 1.06, 224 -> 224 and 192 -> 320 1.06, 128 -> 32 1.25, 192 ->
  * 384 at 6×6 1.39), per-node medians of 5 alternated `ember-run --profile` runs. FIXED 8
- * with the ratio 1 parts all fourteen shapes as measured (and with AVX2's tiles of 16,
+ * with the ratio 1 (fit_of) parts all fourteen shapes as measured (and with AVX2's tiles of 16,
  * DenseNet's 128 -> 32 at 7×7 goes to Winograd, 0.70x there).
  */
-#define FIXED_COST_ZEN5 8.0
+typedef struct cost_fit {
+    double fixed, ratio;
+} cost_fit;
+
+static cost_fit fit_of(const conv_prepared *p)
+{
+    if (p->kernel->isa == EMBER_ISA_NEON_AARCH64 || p->kernel->isa == EMBER_ISA_NEON_ARMV7)
+        return (cost_fit){20.0, 0.9};
+    if (p->core == EMBER_CORE_ZEN5)
+        return (cost_fit){8.0, 1.0};
+    return (cost_fit){40.0, 0.95};
+}
 
 static int winograd_cost_pays(const conv_prepared *p, double tiles, double pixels)
 {
-    const int neon = p->kernel->isa == EMBER_ISA_NEON_AARCH64 ||
-                     p->kernel->isa == EMBER_ISA_NEON_ARMV7;
-    const int zen5 = p->core == EMBER_CORE_ZEN5 && !neon;
-    const double fixed = neon ? 20.0 : zen5 ? FIXED_COST_ZEN5 : 40.0;
-    const double ratio = neon ? 0.9 : zen5 ? 1.0 : 0.95;
+    const cost_fit fit = fit_of(p);
     const double ci = (double)p->group_in, co = (double)p->group_out;
     const double blocks = ceil(tiles / (double)block_tiles(p, filter_rows(p)));
     const double filter = p->kernel->isa == EMBER_ISA_NEON_ARMV7 ? FILTER_COST_ARMV7
                                                                  : FILTER_COST;
-    return 16.0 * tiles * (ci + fixed + 20.0 * ci / co) + filter * ci * blocks <=
-           ratio * 9.0 * pixels * ci;
+    return 16.0 * tiles * (ci + fit.fixed + 20.0 * ci / co) + filter * ci * blocks <=
+           fit.ratio * 9.0 * pixels * ci;
 }
 
 /* EMBER_WINOGRAD=0 turns the form off: the direct sums' rounding, or a comparison. */

@@ -256,32 +256,32 @@ def test_conv_winograd_keeps_the_filter_size_and_turns_off(monkeypatch, tmp_path
 
 def test_conv_winograd_choice_follows_the_core_class(tmp_path):
     # SqueezeNet's 32 -> 128 at 27x27: the cost model fitted to a Zen 5 (EMBER_CORE=zen5)
-    # takes Winograd there, the generic one the direct sum; on x86 the two rounding differ,
-    # both within tolerance. The class is read once per process: ember-run runs each.
-    import platform
+    # takes Winograd there, the generic one the direct sum; off NEON (whose model has no
+    # class) the two roundings differ, both within tolerance. The class is read once per
+    # process: ember-run (the harness's, EMBER_RUN) runs each.
     import subprocess
-    from test_ops import write_plan
+    from test_ops import EMBER_RUN, write_plan
     x, w = rand(1, 32, 27, 27), rand(128, 32, 3, 3) / 6
     plan = tmp_path / "plan"
     plan.mkdir()
     write_plan(str(plan), {"x": x}, ["y = conv(x, w, padding = [(1, 1), (1, 1)]);"], ["y"],
                {"w": w})
     np.save(tmp_path / "x.npy", x)
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    ember_run = os.path.join(root, "build", "host", "ember-run")
-    outputs = {}
+    env = {k: v for k, v in os.environ.items() if k not in ("EMBER_ISA", "EMBER_WINOGRAD")}
+    outputs, kernels = {}, {}
     for core in ("generic", "zen5"):
-        env = {k: v for k, v in os.environ.items() if k not in ("EMBER_ISA", "EMBER_WINOGRAD")}
         out = tmp_path / f"y_{core}.npy"
-        result = subprocess.run([ember_run, str(plan), "-i", str(tmp_path / "x.npy"),
-                                 "-o", str(out)], capture_output=True, text=True, timeout=60,
-                                env=dict(env, EMBER_CORE=core))
-        assert result.returncode == 0, result.stderr
+        for args in ([str(plan), "-i", str(tmp_path / "x.npy"), "-o", str(out)], ["--kernels"]):
+            result = subprocess.run([EMBER_RUN, *args], capture_output=True, text=True,
+                                    timeout=60, env=dict(env, EMBER_CORE=core))
+            assert result.returncode == 0, result.stderr
+        kernels[core] = result.stdout
         outputs[core] = np.load(out)
     expected = ref_conv(x, w, np.zeros(1), [(1, 1), (1, 1)], [1, 1], [1, 1], 1)
     for core in outputs:
         np.testing.assert_allclose(outputs[core], expected, rtol=RTOL, atol=ATOL)
-    if platform.machine() in ("x86_64", "AMD64"):
+    assert kernels["zen5"].splitlines()[-1] == "core zen5"
+    if "neon" not in kernels["zen5"]:
         assert not np.array_equal(outputs["generic"], outputs["zen5"])
 
 
