@@ -17,6 +17,12 @@
  *   ./build/bench_ab /tmp/a.so build/host/libember.so model.nnef.tar [pairs]
  *
  * (Two paths to one file would be one library to dlopen: copy one build away.)
+ *
+ * One build under two settings: a library argument may end in @NAME=VALUE[,NAME=VALUE…],
+ * variables set while that library loads and prepares the plan (the kernel choice is
+ * read once per loaded library, the conv forms at prepare), then unset:
+ *
+ *   ./build/bench_ab /tmp/a.so build/host/libember.so@EMBER_CORE=zen5 model.nnef.tar
  */
 #include <dlfcn.h>
 #include <math.h>
@@ -58,7 +64,7 @@ static void *symbol(build *b, const char *name)
     return found;
 }
 
-static void open_build(build *b, const char *path, const char *plan)
+static void open_library(build *b, const char *path, const char *plan)
 {
     b->path = path;
     b->library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -76,6 +82,40 @@ static void open_build(build *b, const char *path, const char *plan)
     if (b->model_load(plan, &model) != EMBER_OK ||
         b->runnable_new(model, &b->runnable) != EMBER_OK)
         fail(path, b->last_error());
+}
+
+/* Sets (or, with `value` 0, unsets) each NAME=VALUE of a comma-separated list. */
+static void set_environment(char *settings, int value)
+{
+    for (char *item = strtok(settings, ","); item != NULL; item = strtok(NULL, ",")) {
+        char *equals = strchr(item, '=');
+        if (equals == NULL)
+            fail(item, "a setting is NAME=VALUE");
+        *equals = '\0';
+        if (value ? setenv(item, equals + 1, 1) : unsetenv(item))
+            fail(item, "cannot set");
+        *equals = '=';
+    }
+}
+
+/* Loads the library of `argument` (PATH[@SETTINGS]) and prepares `plan` with it. */
+static void open_build(build *b, char *argument, const char *plan)
+{
+    char *at = strchr(argument, '@');
+    char *settings = at != NULL ? strdup(at + 1) : NULL;
+    if (at != NULL)
+        *at = '\0';
+    char *unsettings = settings != NULL ? strdup(settings) : NULL; /* strtok cuts them */
+    if (settings != NULL)
+        set_environment(settings, 1);
+    open_library(b, argument, plan);
+    if (settings != NULL)
+        set_environment(unsettings, 0);
+    free(settings);
+    free(unsettings);
+    if (at != NULL)
+        *at = '@';
+    b->path = argument;
 }
 
 /* Uniform f32 inputs of the model's (concrete) input shapes. */

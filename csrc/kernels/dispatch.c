@@ -106,7 +106,7 @@ int ember_cpu_has(ember_isa isa)
 
 /* ---------------------------------------------------------------- core class */
 
-static const char *const core_class_names[] = {"generic", "zen5"};
+static const char *const core_class_names[] = {"generic", "zen5", "zen4"};
 #define CORE_CLASS_COUNT (sizeof core_class_names / sizeof core_class_names[0])
 
 const char *ember_core_class_name(ember_core_class core)
@@ -114,8 +114,8 @@ const char *ember_core_class_name(ember_core_class core)
     return (size_t)core < CORE_CLASS_COUNT ? core_class_names[core] : "unknown";
 }
 
-/* CPUID's vendor and family: AMD's family 1Ah is Zen 5 (the family is the base family
- * plus the extended one when the base is 0Fh). */
+/* CPUID's vendor and family: AMD's family 1Ah is Zen 5, and 19h Zen 3 or, with AVX-512,
+ * Zen 4 (the family is the base family plus the extended one when the base is 0Fh). */
 static ember_core_class detected_core_class(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -127,7 +127,10 @@ static ember_core_class detected_core_class(void)
         return EMBER_CORE_GENERIC;
     const unsigned int base = (eax >> 8) & 0xfu;
     const unsigned int family = base == 0xfu ? base + ((eax >> 20) & 0xffu) : base;
-    return family == 0x1au ? EMBER_CORE_ZEN5 : EMBER_CORE_GENERIC;
+    if (family == 0x1au)
+        return EMBER_CORE_ZEN5;
+    return family == 0x19u && ember_cpu_has(EMBER_ISA_AVX512F) ? EMBER_CORE_ZEN4
+                                                               : EMBER_CORE_GENERIC;
 #else
     return EMBER_CORE_GENERIC;
 #endif

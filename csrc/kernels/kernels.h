@@ -40,7 +40,9 @@ const char *ember_isa_name(ember_isa isa);
  * counts); a class of its own is a core measured to choose otherwise. */
 typedef enum ember_core_class {
     EMBER_CORE_GENERIC = 0,
-    EMBER_CORE_ZEN5 /* AMD family 1Ah (measured: EPYC 9005, model 2) */
+    EMBER_CORE_ZEN5, /* AMD family 1Ah (measured: EPYC 9005, model 2) */
+    EMBER_CORE_ZEN4  /* AMD family 19h with AVX-512 (measured: EPYC 9004, model 11h);
+                        the family's Zen 3 models have none */
 } ember_core_class;
 
 const char *ember_core_class_name(ember_core_class core);
@@ -572,7 +574,7 @@ typedef struct ember_kernel_config {
     const ember_f32_pack_scaled_kernel *f32_pack_scaled;
     const ember_f32_pool_row_kernel *f32_pool_row;
     const ember_f32_softmax_row_kernel *f32_softmax_row;
-    ember_core_class core; /* CPUID's, or EMBER_CORE's ("generic", "zen5") */
+    ember_core_class core; /* CPUID's, or EMBER_CORE's ("generic", "zen5", "zen4") */
 } ember_kernel_config;
 
 const ember_kernel_config *ember_kernel_config_get(void);

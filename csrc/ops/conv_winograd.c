@@ -125,6 +125,15 @@ static size_t block_tiles(const conv_prepared *p, int64_t rows)
  * 384 at 6×6 1.39), per-node medians of 5 alternated `ember-run --profile` runs. FIXED 8
  * with the ratio 1 (fit_of) parts all fourteen shapes as measured (and with AVX2's tiles of 16,
  * DenseNet's 128 -> 32 at 7×7 goes to Winograd, 0.70x there).
+ *
+ * A Zen 4 (EPYC 9004, family 19h model 11h: AVX-512 on 256-bit pipes) takes the same fit:
+ * with AVX-512, what it adds to the generic choice ran in 0.69-0.79x the time (Inception
+ * v2's 64 -> 64 at 28×28 and 64 -> 96 at 14×14, DenseNet121's 128 -> 32 at 28×28, SqueezeNet's
+ * 32 -> 128 at 27×27), 0.86-0.95x (SqueezeNet's 55×55 and 13×13 ones, DenseNet's 128 ->
+ * 32 at 14×14), the nodes untouched 0.93-1.0x (medians of 6 alternated `--profile` runs);
+ * forced, Inception v1's 6×6 convs lost (160 -> 320 1.19, 192 -> 384 1.23) and DenseNet's
+ * 128 -> 32 at 7×7 (1.16-1.27), as this fit has it, while Inception v2's 7×7 ones won
+ * (0.85-0.92), which it cannot tell from the 6×6 ones (both are one block of nr pixels).
  */
 typedef struct cost_fit {
     double fixed, ratio;
@@ -134,7 +143,7 @@ static cost_fit fit_of(const conv_prepared *p)
 {
     if (p->kernel->isa == EMBER_ISA_NEON_AARCH64 || p->kernel->isa == EMBER_ISA_NEON_ARMV7)
         return (cost_fit){20.0, 0.9};
-    if (p->core == EMBER_CORE_ZEN5)
+    if (p->core == EMBER_CORE_ZEN5 || p->core == EMBER_CORE_ZEN4)
         return (cost_fit){8.0, 1.0};
     return (cost_fit){40.0, 0.95};
 }

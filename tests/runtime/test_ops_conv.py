@@ -255,10 +255,10 @@ def test_conv_winograd_keeps_the_filter_size_and_turns_off(monkeypatch, tmp_path
 
 
 def test_conv_winograd_choice_follows_the_core_class(tmp_path):
-    # SqueezeNet's 32 -> 128 at 27x27: the cost model fitted to a Zen 5 (EMBER_CORE=zen5)
-    # takes Winograd there, the generic one the direct sum; off NEON (whose model has no
-    # class) the two roundings differ, both within tolerance. The class is read once per
-    # process: ember-run (the harness's, EMBER_RUN) runs each.
+    # SqueezeNet's 32 -> 128 at 27x27: the cost model fitted to a Zen 5 and a Zen 4
+    # (EMBER_CORE=zen5, zen4) takes Winograd there, the generic one the direct sum; off
+    # NEON (whose model has no class) the two roundings differ, both within tolerance.
+    # The class is read once per process: ember-run (the harness's, EMBER_RUN) runs each.
     import subprocess
     from test_ops import EMBER_RUN, write_plan
     x, w = rand(1, 32, 27, 27), rand(128, 32, 3, 3) / 6
@@ -269,7 +269,7 @@ def test_conv_winograd_choice_follows_the_core_class(tmp_path):
     np.save(tmp_path / "x.npy", x)
     env = {k: v for k, v in os.environ.items() if k not in ("EMBER_ISA", "EMBER_WINOGRAD")}
     outputs, kernels = {}, {}
-    for core in ("generic", "zen5"):
+    for core in ("generic", "zen5", "zen4"):
         out = tmp_path / f"y_{core}.npy"
         for args in ([str(plan), "-i", str(tmp_path / "x.npy"), "-o", str(out)], ["--kernels"]):
             result = subprocess.run([EMBER_RUN, *args], capture_output=True, text=True,
@@ -280,9 +280,11 @@ def test_conv_winograd_choice_follows_the_core_class(tmp_path):
     expected = ref_conv(x, w, np.zeros(1), [(1, 1), (1, 1)], [1, 1], [1, 1], 1)
     for core in outputs:
         np.testing.assert_allclose(outputs[core], expected, rtol=RTOL, atol=ATOL)
-    assert kernels["zen5"].splitlines()[-1] == "core zen5"
-    if "neon" not in kernels["zen5"]:
-        assert not np.array_equal(outputs["generic"], outputs["zen5"])
+    for core in ("zen5", "zen4"):
+        assert kernels[core].splitlines()[-1] == "core " + core
+        if "neon" not in kernels[core]:
+            assert not np.array_equal(outputs["generic"], outputs[core])
+    np.testing.assert_array_equal(outputs["zen5"], outputs["zen4"])
 
 
 def test_conv_relu_fused():

@@ -51,8 +51,9 @@ def test_version_help_and_kernels():
         "f32_gemm", "f32_gemv", "f32_vexp", "f32_vsigmoid", "f32_vtanh", "f32_verf",
         "f32_dwconv", "f32_winograd", "f32_hard_swish", "f32_pool_row", "f32_softmax_row",
         "f32_pack_scaled", "core"]
-    assert kernels[-1].split()[1] in ("generic", "zen5")
-    assert run("--kernels", env={"EMBER_CORE": "zen5"}).stdout.splitlines()[-1] == "core zen5"
+    assert kernels[-1].split()[1] in ("generic", "zen5", "zen4")
+    for core in ("zen5", "zen4"):
+        assert run("--kernels", env={"EMBER_CORE": core}).stdout.splitlines()[-1] == "core " + core
     scalar = run("--kernels", env={"EMBER_ISA": "scalar"}).stdout
     assert "f32_hard_swish f32_hard_swish__scalar" in scalar
     assert "f32_gemm f32_gemm_4x4__scalar" in scalar
@@ -83,8 +84,8 @@ def test_a_bad_ember_isa_is_an_error(plan_dir, value, message):
 def test_a_bad_ember_core_is_an_error(plan_dir):
     result = run(plan_dir, env={"EMBER_CORE": "zen9"})
     assert result.returncode == 1, result.stderr
-    assert "EMBER_CORE=zen9 names no core class (generic, zen5)" in result.stderr
-    for core in ("generic", "zen5"):
+    assert "EMBER_CORE=zen9 names no core class (generic, zen5, zen4)" in result.stderr
+    for core in ("generic", "zen5", "zen4"):
         assert run(plan_dir, env={"EMBER_CORE": core}).returncode == 0
 
 
