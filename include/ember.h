@@ -341,6 +341,9 @@ typedef struct ember_node_profile {
     double bytes;                 /* per run: bytes of the inputs read and output written */
     int32_t rank;                 /* the (first) output's shape on the first profiled run */
     int64_t shape[EMBER_MAX_RANK];
+    const char *form;             /* the form the op was prepared in, for an op of several
+                                     ("winograd", "im2col", "pointwise", "depthwise_blocked",
+                                     … for conv); "" for the others (static storage) */
 } ember_node_profile;
 
 /* Errors: those of ember_runnable_run, EMBER_ERROR_ARGUMENT for runs < 1. On success

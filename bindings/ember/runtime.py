@@ -208,9 +208,11 @@ class Runnable:
 
     def profile(self, inputs, runs=100):
         """Time every node over `runs` runs (after a warm-up run): a list of dicts, in
-        the order nodes first ran — name, op, seconds (mean per run), flops (2 per
-        multiply-add for conv, matmul and recurrent ops; one per output item for the
-        others), bytes (inputs read and output written), shape (of the output)."""
+        the order nodes first ran — name, op, form (the one prepare chose for an op of
+        several: "winograd", "pointwise", "depthwise_blocked", … for conv; else ""),
+        seconds (mean per run), flops (2 per multiply-add for conv, matmul and recurrent
+        ops; one per output item for the others), bytes (inputs read and output
+        written), shape (of the output)."""
         arrays, c_inputs = c_tensors(inputs)
         out = ffi.new("ember_profile **")
         _check(lib.ember_runnable_profile(self._handle, len(arrays), c_inputs, int(runs), out))
@@ -220,7 +222,8 @@ class Runnable:
         for index in range(lib.ember_profile_node_count(handle)):
             _check(lib.ember_profile_node(handle, index, node))
             result.append({"name": ffi.string(node.name).decode(),
-                           "op": ffi.string(node.op).decode(), "seconds": node.seconds,
+                           "op": ffi.string(node.op).decode(),
+                           "form": ffi.string(node.form).decode(), "seconds": node.seconds,
                            "flops": node.flops, "bytes": node.bytes,
                            "shape": list(node.shape[0:node.rank])})
         return result
@@ -229,13 +232,13 @@ class Runnable:
         """The profile as JSON in the shape of tract's `profile_json`: {"nodes": [{
         "node_name", "op_name", "secs_per_iter", "cost": {"FMA(F32)": …}} …],
         "profiling_info": {"iterations", "secs_per_iter"}}, each node also with ember's
-        "flops", "bytes" and "shape"."""
+        "form", "flops", "bytes" and "shape"."""
         import json
         nodes = self.profile(inputs, runs)
         return json.dumps({
             "nodes": [{"node_name": n["name"], "op_name": n["op"],
                        "secs_per_iter": n["seconds"],
-                       "cost": {"FMA(F32)": str(int(n["flops"] // 2))},
+                       "cost": {"FMA(F32)": str(int(n["flops"] // 2))}, "form": n["form"],
                        "flops": n["flops"], "bytes": n["bytes"], "shape": n["shape"]}
                       for n in nodes],
             "profiling_info": {"iterations": int(runs),

@@ -540,10 +540,11 @@ ember_status ember_instance_execute(ember_instance *instance, size_t n_inputs,
         }
         const double start = ember_profile_clock();
         step->node->op->run(step->node, step->prepared, &io);
-        ember_status status = ember_profile_add(instance->profile, step->node->op->name,
-                                                step->node->name,
-                                                ember_profile_clock() - start, step->inputs,
-                                                step->node->input_count, output);
+        const double seconds = ember_profile_clock() - start;
+        const ember_op *op = step->node->op;
+        ember_status status = ember_profile_add(
+            instance->profile, op->name, op->form ? op->form(step->prepared) : NULL,
+            step->node->name, seconds, step->inputs, step->node->input_count, output);
         if (status != EMBER_OK)
             return status;
     }

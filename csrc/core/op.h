@@ -167,6 +167,9 @@ typedef struct ember_op {
     ember_status (*prepare)(ember_prepare_context *ctx, void **out_prepared);
     void (*run)(const ember_node *node, void *prepared, const ember_op_io *io);
     void (*free_prepared)(void *prepared);
+    /* May be NULL (one form): the name of the form prepare chose, for profiles (static
+     * storage; ember_node_profile.form). */
+    const char *(*form)(const void *prepared);
     /* How many results an invocation may assign (`a, b = split(…)`): 0 means exactly one.
      * infer and run then see node->output_count consecutive outputs. */
     int max_outputs;

@@ -70,8 +70,8 @@ static ember_node_profile *record_for(ember_profile *profile, const char *name)
     return NULL;
 }
 
-ember_status ember_profile_add(ember_profile *profile, const char *op, const char *name,
-                               double seconds,
+ember_status ember_profile_add(ember_profile *profile, const char *op, const char *form,
+                               const char *name, double seconds,
                                const ember_tensor *const *inputs, size_t input_count,
                                const ember_tensor *output)
 {
@@ -93,6 +93,7 @@ ember_status ember_profile_add(ember_profile *profile, const char *op, const cha
     memset(record, 0, sizeof *record);
     record->name = strdup(name);
     record->op = op;               /* static storage: the op table */
+    record->form = form != NULL ? form : "";
     if (record->name == NULL)
         return ember_error_set(EMBER_ERROR_MEMORY, "out of memory profiling");
     profile->count++;

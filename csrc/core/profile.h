@@ -24,9 +24,9 @@ double ember_profile_clock(void);
 /* Start a run: records are matched from the first again. */
 void ember_profile_run_start(ember_profile *profile);
 /* One node's run: `seconds` more for the record of `name`, with its costs (computed
- * from the tensors on its first run). */
-ember_status ember_profile_add(ember_profile *profile, const char *op, const char *name,
-                               double seconds,
+ * from the tensors on its first run). `form`: the op's (static storage), or NULL. */
+ember_status ember_profile_add(ember_profile *profile, const char *op, const char *form,
+                               const char *name, double seconds,
                                const ember_tensor *const *inputs, size_t input_count,
                                const ember_tensor *output);
 

@@ -184,7 +184,7 @@ static ember_status profile_control(ember_runnable *runnable, size_t s, ember_bi
         return status;
     const int first = control->result_count > 0 ? control->results[0] : -1;
     const ember_tensor *output = first >= 0 ? &runnable->named[first] : NULL;
-    return ember_profile_add(runnable->profile, ops[control->kind],
+    return ember_profile_add(runnable->profile, ops[control->kind], NULL,
                              first >= 0 ? plan->names[first].name : "(control)",
                              ember_profile_clock() - start, NULL, 0, output);
 }

@@ -476,6 +476,23 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
     return conv_bias(p, ctx, ember_node_input(model, node, CONV_BIAS));
 }
 
+/* The form prepare chose, as profiles name it (ember_node_profile.form). */
+static const char *conv_form(const void *prepared)
+{
+    const conv_prepared *p = prepared;
+    if (p->depthwise)
+        return ember_conv_depthwise_form(p);
+    if (p->winograd)
+        return "winograd";
+    if (p->one_pixel)
+        return "one_pixel";
+    if (p->few_pixels)
+        return "few_pixels";
+    if (p->pointwise)
+        return p->pointwise_in_place ? "pointwise_in_place" : "pointwise";
+    return p->implicit ? "implicit" : "im2col";
+}
+
 /* ---------------------------------------------------------------- descriptor */
 
 static const ember_op_param conv_params[] = {
@@ -494,4 +511,4 @@ const ember_op ember_op_conv = {.name = "conv", .flags = EMBER_OP_FUSES_EPILOGUE
     .accepts_bias_axis = conv_accepts_bias_axis, .accepts_residual = conv_accepts_residual,
     .accepts_hard_swish = conv_accepts_hard_swish, .accepts_shuffle = conv_accepts_shuffle,
     .accepts_prologue = conv_accepts_prologue, .prepare = conv_prepare,
-    .run = ember_conv_run, .free_prepared = conv_free};
+    .run = ember_conv_run, .free_prepared = conv_free, .form = conv_form};

@@ -255,6 +255,8 @@ ember_status ember_conv_depthwise_prepare(conv_prepared *p, const ember_f32_dwco
                                           const ember_node *node, size_t *scratch_bytes);
 void ember_conv_depthwise_run(const conv_prepared *p, const float *input, const float *filter,
                               const float *bias, float *output, float *scratch);
+/* The path prepare chose, as profiles name it. */
+const char *ember_conv_depthwise_form(const conv_prepared *p);
 
 /* One or few output pixels (conv_few_pixels.c): the transposed GEMMs' filter packing
  * (as B, per group), the one-pixel run (every image and group); whether the few-pixel

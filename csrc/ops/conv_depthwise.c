@@ -241,6 +241,21 @@ static int is_wide_3x3_stride_2(const conv_prepared *p)
            2 * p->out_dims[1] - 1 <= p->in_dims[1];
 }
 
+const char *ember_conv_depthwise_form(const conv_prepared *p)
+{
+    if (p->dw_whole_planes)
+        return "depthwise_planes_3x3s2";
+    if (p->dw_blocked != NULL)
+        return "depthwise_blocked";
+    if (p->dw_in_place == IN_PLACE_SAME)
+        return "depthwise_in_place";
+    if (p->dw_in_place == IN_PLACE_STRIDE_2)
+        return "depthwise_rows_3x3s2";
+    if (p->dw_3x3s2 != NULL)
+        return "depthwise_phases_3x3s2";
+    return p->dw_run != NULL ? "depthwise_phases" : "depthwise_loops";
+}
+
 /* Scratch: [the plane's phases][the wide output][the taps' pointers]; read in place, a
  * zero row (stride 2) or the side columns (same_side_columns); the blocked kernel's own. */
 ember_status ember_conv_depthwise_prepare(conv_prepared *p, const ember_f32_dwconv_kernel *kernel,

@@ -178,7 +178,8 @@ static void check_profile(const ember_model *model, const expectations *e)
     for (size_t i = 0; i < count; i++) {
         ember_node_profile node;
         CHECK(ember_profile_node(profile, i, &node) == EMBER_OK && node.seconds >= 0.0 &&
-              node.name != NULL && node.op != NULL && node.bytes > 0.0, "profile node %zu", i);
+              node.name != NULL && node.op != NULL && node.form != NULL && node.bytes > 0.0,
+              "profile node %zu", i);
         sum += node.seconds;
     }
     const double total = ember_profile_seconds(profile);

@@ -43,6 +43,8 @@ def test_every_node_once_with_its_op_and_cost(digits):
         assert ops[n["name"]] == n["op"], n
         assert n["seconds"] >= 0 and n["bytes"] > 0
     conv = next(n for n in nodes if n["op"] == "conv")
+    assert all(n["form"] for n in nodes if n["op"] == "conv")
+    assert not any(n["form"] for n in nodes if n["op"] != "conv")
     # the first conv: 16 channels × 8 × 8 outputs, each 1 × 3 × 3 multiply-adds
     assert conv["shape"] == [1, 16, 8, 8] and conv["flops"] == 2 * 16 * 8 * 8 * 9
     matmul = next(n for n in nodes if n["op"] == "matmul")
@@ -73,10 +75,21 @@ def test_ember_run_profile_lists_every_node(digits):
     rows = [line.split() for line in lines[2:2 + count]]
     profiled = ember.load_model(plan).into_runnable().profile(
         [np.zeros((1, 1, 8, 8), np.float32)], runs=1)
-    assert sorted(r[5] for r in rows) == sorted(n["name"] for n in profiled)
-    assert all(plan_ops(plan)[r[5]] == r[4] for r in rows)
+    assert sorted(r[6] for r in rows) == sorted(n["name"] for n in profiled)
+    assert all(plan_ops(plan)[r[6]] == r[4] for r in rows)
+    forms = {n["name"]: n["form"] or "-" for n in profiled}
+    assert all(forms[r[6]] == r[5] for r in rows)
     assert sum(float(r[2]) for r in rows) == pytest.approx(100, abs=0.5)
     assert "op" in lines[3 + count] and "nodes" in lines[3 + count]
+    # under conv, indented, its forms: the nodes' own, adding up to its nodes
+    summary = lines[4 + count:]
+    conv = next(i for i, line in enumerate(summary) if line.split()[0] == "conv")
+    under = [line.split() for line in summary[conv + 1:]]
+    under = under[:next((i for i, line in enumerate(summary[conv + 1:])
+                         if not line.startswith("  ")), len(under))]
+    conv_forms = {forms[n["name"]] for n in profiled if n["op"] == "conv"}
+    assert {row[0] for row in under} == conv_forms
+    assert sum(int(row[1]) for row in under) == int(summary[conv].split()[1])
 
 
 def test_a_symbolic_plan_and_a_control_flow_plan_profile(tmp_path):
@@ -111,4 +124,5 @@ def test_the_html_report_carries_every_node(digits, tmp_path, capsys):
     nodes = ember.load_model(plan).into_runnable().profile(
         [np.zeros((1, 1, 8, 8), np.float32)], runs=1)
     for n in nodes:
-        assert f'{n["name"]} ({n["op"]})' in labels
+        form = ", " + n["form"] if n["form"] else ""
+        assert f'{n["name"]} ({n["op"]}{form})' in labels

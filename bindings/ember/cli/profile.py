@@ -26,7 +26,8 @@ def profile_rows(session, args):
         with open(args.html, "w") as page:
             page.write(report.html(session.path, nodes))
     total = sum(n["seconds"] for n in nodes)
-    rows = [{"name": n["name"], "op": n["op"], "ms": n["seconds"] * 1e3,
+    rows = [{"name": n["name"], "op": n["op"], "form": n["form"] or "-",
+             "ms": n["seconds"] * 1e3,
              "percent": 100 * n["seconds"] / total if total else 0.0,
              "gflops": n["flops"] / n["seconds"] * 1e-9 if n["seconds"] > 0 else 0.0}
             for n in nodes]
@@ -38,7 +39,7 @@ def print_profile(rows):
     print(f"time per node (C runtime, one thread): {total:.3f} ms in all")
     for row in rows:
         print(f"{row['ms']:10.3f} ms {row['percent']:5.1f}% {row['gflops']:7.2f} GFLOP/s  "
-              f"{row['op']:<12} {row['name']}")
+              f"{row['op']:<12} {row['form']:<22} {row['name']}")
     by_op = {}
     for row in rows:
         by_op[row["op"]] = by_op.get(row["op"], 0.0) + row["ms"]
