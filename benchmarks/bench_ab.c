@@ -85,36 +85,33 @@ static void open_library(build *b, const char *path, const char *plan)
 }
 
 /* Sets (or, with `value` 0, unsets) each NAME=VALUE of a comma-separated list. */
-static void set_environment(char *settings, int value)
+static void set_environment(const char *settings, int value)
 {
-    for (char *item = strtok(settings, ","); item != NULL; item = strtok(NULL, ",")) {
+    char *list = strdup(settings); /* strtok cuts it */
+    for (char *item = strtok(list, ","); item != NULL; item = strtok(NULL, ",")) {
         char *equals = strchr(item, '=');
         if (equals == NULL)
             fail(item, "a setting is NAME=VALUE");
         *equals = '\0';
         if (value ? setenv(item, equals + 1, 1) : unsetenv(item))
             fail(item, "cannot set");
-        *equals = '=';
     }
+    free(list);
 }
 
 /* Loads the library of `argument` (PATH[@SETTINGS]) and prepares `plan` with it. */
 static void open_build(build *b, char *argument, const char *plan)
 {
     char *at = strchr(argument, '@');
-    char *settings = at != NULL ? strdup(at + 1) : NULL;
-    if (at != NULL)
+    if (at != NULL) {
         *at = '\0';
-    char *unsettings = settings != NULL ? strdup(settings) : NULL; /* strtok cuts them */
-    if (settings != NULL)
-        set_environment(settings, 1);
+        set_environment(at + 1, 1);
+    }
     open_library(b, argument, plan);
-    if (settings != NULL)
-        set_environment(unsettings, 0);
-    free(settings);
-    free(unsettings);
-    if (at != NULL)
+    if (at != NULL) {
+        set_environment(at + 1, 0);
         *at = '@';
+    }
     b->path = argument;
 }
 

@@ -123,13 +123,13 @@ static size_t block_tiles(const conv_prepared *p, int64_t rows)
  * DenseNet121's 128 -> 32 at 14×14 0.85 and at 28×28 0.91; but the 7×7 and 6×6 stages
  * lost (512 -> 512 at 7×7 1.06, 224 -> 224 and 192 -> 320 1.06, 128 -> 32 1.25, 192 ->
  * 384 at 6×6 1.39), per-node medians of 5 alternated `ember-run --profile` runs. FIXED 8
- * with the ratio 1 (fit_of) parts all fourteen shapes as measured (and with AVX2's tiles of 16,
- * DenseNet's 128 -> 32 at 7×7 goes to Winograd, 0.70x there).
+ * with the ratio 1 (fit_of) parts all fourteen shapes as measured (and with AVX2's tiles
+ * of 16, DenseNet's 128 -> 32 at 7×7 goes to Winograd, 0.70x there).
  *
  * A Zen 4 (EPYC 9004, family 19h model 11h: AVX-512 on 256-bit pipes) takes the same fit:
  * with AVX-512, what it adds to the generic choice ran in 0.69-0.79x the time (Inception
- * v2's 64 -> 64 at 28×28 and 64 -> 96 at 14×14, DenseNet121's 128 -> 32 at 28×28, SqueezeNet's
- * 32 -> 128 at 27×27), 0.86-0.95x (SqueezeNet's 55×55 and 13×13 ones, DenseNet's 128 ->
+ * v2's 64 -> 64 at 28×28 and 64 -> 96 at 14×14, DenseNet121's 128 -> 32 at 28×28,
+ * SqueezeNet's 32 -> 128 at 27×27), 0.86-0.95x (SqueezeNet's 55×55 and 13×13 ones, DenseNet's 128 ->
  * 32 at 14×14), the nodes untouched 0.93-1.0x (medians of 6 alternated `--profile` runs);
  * forced, Inception v1's 6×6 convs lost (160 -> 320 1.19, 192 -> 384 1.23) and DenseNet's
  * 128 -> 32 at 7×7 (1.16-1.27), as this fit has it, while Inception v2's 7×7 ones won

@@ -82,7 +82,8 @@ static void print_ops(const ember_node_profile *nodes, size_t count, double tota
     for (size_t k = 0; k < kinds; k++) {
         print_total("", &ops[k], total);
         const size_t n = totals_of(nodes, count, ops[k].key, forms);
-        for (size_t f = 0; f < n && forms[0].key[0] != '\0'; f++)
+        const int one_form = n == 1 && forms[0].key[0] == '\0'; /* "": the op's only one */
+        for (size_t f = 0; f < n && !one_form; f++)
             print_total("  ", &forms[f], total);
     }
 }

@@ -29,8 +29,8 @@ def html(model_name, nodes):
     """The page for a profile (runnable.profile's list)."""
     total = sum(n["seconds"] for n in nodes) or 1.0
     by_time = sorted(nodes, key=lambda n: -n["seconds"])
-    node_rows = [(f'{n["name"]} ({n["op"]}{", " + n["form"] if n["form"] else ""})', n["seconds"],
-                  f'{100 * n["seconds"] / total:.1f}%') for n in by_time]
+    node_rows = [(f'{n["name"]} ({", ".join(filter(None, (n["op"], n["form"])))})',
+                  n["seconds"], f'{100 * n["seconds"] / total:.1f}%') for n in by_time]
     kinds = {}
     for n in nodes:
         count, seconds = kinds.get(n["op"], (0, 0.0))
