@@ -50,6 +50,15 @@ static unsigned long long read_xcr0(void)
     return ((unsigned long long)edx << 32) | eax;
 }
 
+/* CPUID leaf 7's EBX and EDX (the extended features), zeros where the CPU has no leaf 7. */
+static void cpuid_leaf7(unsigned int *ebx, unsigned int *edx)
+{
+    unsigned int eax, ecx;
+    *ebx = *edx = 0;
+    if (__get_cpuid_max(0, NULL) >= 7)
+        __cpuid_count(7, 0, eax, *ebx, ecx, *edx);
+}
+
 static int x86_has(ember_isa isa)
 {
     unsigned int eax, ebx, ecx, edx;
@@ -67,14 +76,8 @@ static int x86_has(ember_isa isa)
         return 0;
     }
     const unsigned long long xcr0 = read_xcr0();
-    unsigned int ebx7 = 0;
-    if (__get_cpuid_max(0, NULL) >= 7) {
-        unsigned int eax7, ecx7, edx7;
-        __cpuid_count(7, 0, eax7, ebx7, ecx7, edx7);
-        (void)eax7;
-        (void)ecx7;
-        (void)edx7;
-    }
+    unsigned int ebx7, edx7;
+    cpuid_leaf7(&ebx7, &edx7);
     const int avx2 = (ebx7 >> 5) & 1;
     const int avx512f = (ebx7 >> 16) & 1;
     switch (isa) {
@@ -106,7 +109,7 @@ int ember_cpu_has(ember_isa isa)
 
 /* ---------------------------------------------------------------- core class */
 
-static const char *const core_class_names[] = {"generic", "zen5", "zen4"};
+static const char *const core_class_names[] = {"generic", "zen5", "zen4", "sapphire_rapids"};
 #define CORE_CLASS_COUNT (sizeof core_class_names / sizeof core_class_names[0])
 
 const char *ember_core_class_name(ember_core_class core)
@@ -115,7 +118,10 @@ const char *ember_core_class_name(ember_core_class core)
 }
 
 /* CPUID's vendor and family: AMD's family 1Ah is Zen 5, and 19h Zen 3 or, with AVX-512,
- * Zen 4 (the family is the base family plus the extended one when the base is 0Fh). */
+ * Zen 4 (the family is the base family plus the extended one when the base is 0Fh). An
+ * Intel core with AVX-512 and AMX tiles (leaf 7, EDX bit 24) is a Sapphire Rapids or a
+ * later Xeon: told by a feature, not by the model number, which virtual machines forge
+ * (the one measured reported model A7h, a desktop part's). */
 static ember_core_class detected_core_class(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -123,6 +129,14 @@ static ember_core_class detected_core_class(void)
     if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx))
         return EMBER_CORE_GENERIC;
     const int amd = ebx == 0x68747541u && edx == 0x69746e65u && ecx == 0x444d4163u;
+    const int intel = ebx == 0x756e6547u && edx == 0x49656e69u && ecx == 0x6c65746eu;
+    if (intel) {
+        unsigned int ebx7, edx7;
+        cpuid_leaf7(&ebx7, &edx7);
+        const int amx_tile = (edx7 >> 24) & 1;
+        return amx_tile && ember_cpu_has(EMBER_ISA_AVX512F) ? EMBER_CORE_SAPPHIRE_RAPIDS
+                                                            : EMBER_CORE_GENERIC;
+    }
     if (!amd || !__get_cpuid(1, &eax, &ebx, &ecx, &edx))
         return EMBER_CORE_GENERIC;
     const unsigned int base = (eax >> 8) & 0xfu;

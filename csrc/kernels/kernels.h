@@ -41,8 +41,11 @@ const char *ember_isa_name(ember_isa isa);
 typedef enum ember_core_class {
     EMBER_CORE_GENERIC = 0,
     EMBER_CORE_ZEN5, /* AMD family 1Ah (measured: EPYC 9005, model 2) */
-    EMBER_CORE_ZEN4  /* AMD family 19h with AVX-512 (measured: EPYC 9004, model 11h);
+    EMBER_CORE_ZEN4, /* AMD family 19h with AVX-512 (measured: EPYC 9004, model 11h);
                         the family's Zen 3 models have none */
+    EMBER_CORE_SAPPHIRE_RAPIDS /* Intel with AVX-512 and AMX (measured: a Xeon with
+                                  AVX512-FP16 and AMX-BF16/INT8, no AMX-FP16: Sapphire
+                                  or Emerald Rapids); Cascade Lake has no AMX */
 } ember_core_class;
 
 const char *ember_core_class_name(ember_core_class core);
@@ -574,7 +577,8 @@ typedef struct ember_kernel_config {
     const ember_f32_pack_scaled_kernel *f32_pack_scaled;
     const ember_f32_pool_row_kernel *f32_pool_row;
     const ember_f32_softmax_row_kernel *f32_softmax_row;
-    ember_core_class core; /* CPUID's, or EMBER_CORE's ("generic", "zen5", "zen4") */
+    ember_core_class core; /* CPUID's, or EMBER_CORE's ("generic", "zen5", "zen4",
+                              "sapphire_rapids") */
 } ember_kernel_config;
 
 const ember_kernel_config *ember_kernel_config_get(void);

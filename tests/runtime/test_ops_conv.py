@@ -254,9 +254,13 @@ def test_conv_winograd_keeps_the_filter_size_and_turns_off(monkeypatch, tmp_path
     assert w.nbytes <= packed["1"] <= w.nbytes * 1.05 and packed["0"] >= w.nbytes, packed
 
 
+CORE_CLASSES = ("generic", "zen5", "zen4", "sapphire_rapids")  # as EMBER_CORE names them
+
+
 def test_conv_winograd_choice_follows_the_core_class(tmp_path):
-    # SqueezeNet's 32 -> 128 at 27x27: the cost model fitted to a Zen 5 and a Zen 4
-    # (EMBER_CORE=zen5, zen4) takes Winograd there, the generic one the direct sum; off
+    # SqueezeNet's 32 -> 128 at 27x27: the cost model fitted to a Zen 5, a Zen 4 and a
+    # Sapphire Rapids (EMBER_CORE=zen5, zen4, sapphire_rapids) takes Winograd there, the
+    # generic one the direct sum; off
     # NEON (whose model has no class) the two roundings differ, both within tolerance.
     # The class is read once per process: ember-run (the harness's, EMBER_RUN) runs each.
     import subprocess
@@ -269,7 +273,7 @@ def test_conv_winograd_choice_follows_the_core_class(tmp_path):
     np.save(tmp_path / "x.npy", x)
     env = {k: v for k, v in os.environ.items() if k not in ("EMBER_ISA", "EMBER_WINOGRAD")}
     outputs, kernels = {}, {}
-    for core in ("generic", "zen5", "zen4"):
+    for core in CORE_CLASSES:
         out = tmp_path / f"y_{core}.npy"
         for args in ([str(plan), "-i", str(tmp_path / "x.npy"), "-o", str(out)], ["--kernels"]):
             result = subprocess.run([EMBER_RUN, *args], capture_output=True, text=True,
@@ -280,11 +284,11 @@ def test_conv_winograd_choice_follows_the_core_class(tmp_path):
     expected = ref_conv(x, w, np.zeros(1), [(1, 1), (1, 1)], [1, 1], [1, 1], 1)
     for core in outputs:
         np.testing.assert_allclose(outputs[core], expected, rtol=RTOL, atol=ATOL)
-    for core in ("zen5", "zen4"):
+    for core in CORE_CLASSES[1:]:
         assert kernels[core].splitlines()[-1] == "core " + core
         if "neon" not in kernels[core]:
             assert not np.array_equal(outputs["generic"], outputs[core])
-    np.testing.assert_array_equal(outputs["zen5"], outputs["zen4"])
+        np.testing.assert_array_equal(outputs["zen5"], outputs[core])
 
 
 def test_conv_relu_fused():
