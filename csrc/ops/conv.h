@@ -268,6 +268,9 @@ int ember_conv_few_pixels_pays(const conv_prepared *p);
 /* The columns the kernel multiplies for n columns: whole tiles, the last one narrow when
  * it fits the kernel's narrow path (AVX-512: 112 pixels cost 3 tiles and a half). */
 int64_t ember_conv_tile_columns(const conv_prepared *p, int64_t n);
+/* The rows it multiplies for m rows: whole tiles, a last tile of one row as one row, and
+ * of a few rows as the kernel's short loops take them (x86: 4, AVX-512 also 8). */
+int64_t ember_conv_tile_rows(const conv_prepared *p, int64_t m);
 size_t ember_conv_few_pixels_scratch(const conv_prepared *p);
 /* `prologue`: the group's rows of p->prologue (pointwise only), or NULL. */
 void ember_conv_few_pixels_run(const conv_prepared *p, const float *in, const float *filter,

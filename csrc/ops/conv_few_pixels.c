@@ -64,21 +64,34 @@ void ember_conv_one_pixel_run(const conv_prepared *p, const float *input, const 
  * (x86: 3×3 512 -> 512 at 7×7 4.4 -> 3.9 ms, 1×1 2048 -> 512 1.54 -> 1.31, but
  * 3×3 128 -> 32 at 7×7 0.17 -> 0.30: too few channels share the copies). */
 #define COPY_COST 16
+/* A pointwise conv packs its input either way (as B straight, as A transposed): its one
+ * extra copy is the transpose of C^T into the output, whose cost per output value, in
+ * multiply-adds, the saving over all K must exceed. Fitted on a Zen 5 (node times of
+ * `ember-run --profile`, medians of 5 alternated runs, transposed / straight): the
+ * saving per output value (in brackets) 8.8 for ShuffleNet's grouped 68 -> 68 at 7×7
+ * (1.40x the time transposed), 33.6 for its 136 -> 136 (1.03-1.08x); then 49 for
+ * MobileNetV2's 160 -> 960 (0.81x), 98 for 320 -> 1280 (0.67x), 157 for DenseNet121's
+ * 512 -> 128 (0.85x) and ResNet50's 512 -> 2048 (0.70x), 176 for MobileNetV2's
+ * 576 -> 160 (0.79x), 277 for Inception v1's 832 -> 32 at 6×6 (0.66x). */
+#define TRANSPOSE_OUT_COST 40
 
 int ember_conv_few_pixels_pays(const conv_prepared *p)
 {
-    const int64_t n = p->out_pixels, mr = (int64_t)p->kernel->mr;
-    /* the multiply-adds of each form, per tap. Straight, the pixels are the columns, in
-     * whole (or narrow) tiles, and the rows are not padded: the kernels skip most of a
-     * last tile's empty rows (160 channels at 7×7, counted as 168 rows, went transposed
-     * and took 1.02-1.06x the time). Transposed, the pixels are the rows, in whole tiles,
-     * and the output channels the columns, in whole or narrow tiles: 136 channels at 7×7
-     * on AVX-512 are 144 × 56 against 136 × 64 straight, which took 0.93x the time
-     * transposed's (ShuffleNet's 7×7 stage); counted unpadded, they went transposed. */
-    const int64_t straight = p->group_out * ember_conv_tile_columns(p, n);
-    const int64_t transposed =
-        ember_conv_tile_columns(p, p->group_out) * ((n + mr - 1) / mr * mr);
-    return n > 1 && n <= MAX_PIXELS && straight - transposed > COPY_COST * n;
+    const int64_t n = p->out_pixels, m = p->group_out;
+    if (n <= 1 || n > MAX_PIXELS)
+        return 0;
+    /* the multiply-adds of each form, per tap, counted as the kernels run their tiles
+     * (ember_conv_tile_rows / _columns): straight, the channels are the rows and the
+     * pixels the columns; transposed, the other way round. 49 pixels are 64 columns
+     * straight on AVX-512 (a tile of 32 and one of 17, which takes the whole path) but 49
+     * rows transposed (four of 12 and one alone): counted as five whole tiles of rows,
+     * 60, they kept 1×1 convs 512 -> 128, 576 -> 160 or 1024 -> 192 at 7×7 straight,
+     * which ran 1.2-1.5x the time of the transposed form. */
+    const int64_t straight = ember_conv_tile_rows(p, m) * ember_conv_tile_columns(p, n);
+    const int64_t transposed = ember_conv_tile_columns(p, m) * ember_conv_tile_rows(p, n);
+    const int64_t saved = (straight - transposed) * p->depth;
+    return p->pointwise ? saved > TRANSPOSE_OUT_COST * m * n
+                        : saved > COPY_COST * n * p->depth;
 }
 
 static size_t round_up_floats(size_t floats)

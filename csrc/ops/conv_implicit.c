@@ -93,6 +93,22 @@ int64_t ember_conv_tile_columns(const conv_prepared *p, int64_t n)
     return n - rest + (rest == 0 ? 0 : rest <= narrow ? narrow : nr);
 }
 
+/* The rows a kernel multiplies for m rows of A, as its loops take a last tile: a single
+ * row alone (every kernel's one_row loop), up to four rows as four (the x86 kernels' short
+ * loop), up to eight as eight (AVX-512's 12-row kernel); otherwise the tile whole. */
+int64_t ember_conv_tile_rows(const conv_prepared *p, int64_t m)
+{
+    const int64_t mr = (int64_t)p->kernel->mr, rest = m % mr;
+    const ember_isa isa = p->kernel->isa;
+    const int x86 = isa == EMBER_ISA_AVX2_FMA || isa == EMBER_ISA_AVX512F;
+    int64_t last = rest == 0 ? 0 : rest == 1 ? 1 : mr;
+    if (x86 && rest > 1 && rest <= 4)
+        last = 4;
+    else if (isa == EMBER_ISA_AVX512F && rest > 4 && rest <= 8)
+        last = 8;
+    return m - rest + (last < mr ? last : mr);
+}
+
 static int in_place_pays(const conv_prepared *p, int64_t width, int phases_used)
 {
     const int64_t mr = (int64_t)p->kernel->mr;

@@ -151,9 +151,12 @@ CONV_CASES = {
                                  [1, 1], [1, 1]),
     "im2col-stride5": ((1, 3, 23, 21), (4, 3, 3, 3), 1, [(1, 1), (1, 1)], [5, 5], [1, 1]),
     # few output pixels (conv_few_pixels.c): pixels as the GEMM's rows, with channel
-    # counts for which that pays on AVX-512 and on AVX2 (330: a narrow last column tile)
+    # counts for which that pays on AVX-512, AVX2 and NEON (330: a narrow last column
+    # tile; 160: 49 rows, the last tile one row)
     "few-pixels-3x3": ((1, 20, 7, 7), (224, 20, 3, 3), 1, [(1, 1), (1, 1)], [1, 1], [1, 1]),
-    "few-pixels-pointwise-batch2": ((2, 30, 7, 7), (330, 30, 1, 1), 1, [(0, 0), (0, 0)],
+    "few-pixels-pointwise-batch2": ((2, 384, 7, 7), (160, 384, 1, 1), 1, [(0, 0), (0, 0)],
+                                    [1, 1], [1, 1]),
+    "few-pixels-pointwise-narrow": ((1, 330, 7, 7), (330, 330, 1, 1), 1, [(0, 0), (0, 0)],
                                     [1, 1], [1, 1]),
     "few-pixels-grouped": ((1, 16, 7, 7), (448, 8, 3, 3), 2, [(1, 1), (1, 1)], [1, 1], [1, 1]),
     "few-pixels-strided": ((1, 8, 13, 13), (320, 8, 3, 3), 1, [(1, 1), (1, 1)], [2, 2], [1, 1]),
@@ -289,6 +292,35 @@ def test_conv_winograd_choice_follows_the_core_class(tmp_path):
         if "neon" not in kernels[core]:
             assert not np.array_equal(outputs["generic"], outputs[core])
         np.testing.assert_array_equal(outputs["zen5"], outputs[core])
+
+
+@pytest.mark.parametrize("channels, groups, form", [(384, 1, "few_pixels"),
+                                                    (136, 1, "pointwise"),
+                                                    (272, 4, "pointwise")])
+def test_pointwise_few_pixels_choice(tmp_path, channels, groups, form):
+    # 1x1 convs at 7x7 into 160 channels (conv_few_pixels.c's TRANSPOSE_OUT_COST): deep
+    # (384 -> 160, MobileNetV2's 576 -> 160 and DenseNet's 512 -> 128 alike) the saved
+    # multiply-adds outweigh the transpose into the output on every kernel; shallow
+    # (136 -> 136, ShuffleNet's grouped 272 -> 272 at 68 a group) they do not
+    import subprocess
+    from test_ops import EMBER_RUN, write_plan
+    out = 160 if channels == 384 else channels
+    x = rand(1, channels, 7, 7)
+    w = rand(out, channels // groups, 1, 1) / np.float32((channels // groups) ** 0.5)
+    plan = tmp_path / "plan"
+    plan.mkdir()
+    write_plan(str(plan), {"x": x}, [f"y = conv(x, w, groups = {groups});"], ["y"], {"w": w})
+    np.save(tmp_path / "x.npy", x)
+    env = {k: v for k, v in os.environ.items() if k != "EMBER_ISA"}
+    run_args = [EMBER_RUN, str(plan), "-i", str(tmp_path / "x.npy")]
+    for args in (["-o", str(tmp_path / "y.npy")], ["--profile", "1"]):
+        result = subprocess.run(run_args + args, capture_output=True, text=True, timeout=60,
+                                env=env)
+        assert result.returncode == 0, result.stderr
+    row = next(line.split() for line in result.stdout.splitlines() if " conv " in line)
+    assert row[5] == form, result.stdout
+    expected = ref_conv(x, w, np.zeros(1), [(0, 0), (0, 0)], [1, 1], [1, 1], groups)
+    np.testing.assert_allclose(np.load(tmp_path / "y.npy"), expected, rtol=RTOL, atol=ATOL)
 
 
 def test_conv_relu_fused():
