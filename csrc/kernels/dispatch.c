@@ -83,8 +83,10 @@ static int x86_has(ember_isa isa)
     switch (isa) {
     case EMBER_ISA_AVX2_FMA:
         return avx2 && fma && (xcr0 & XCR0_AVX_STATE) == XCR0_AVX_STATE;
-    case EMBER_ISA_AVX512F:
-        return avx512f && (xcr0 & XCR0_AVX512_STATE) == XCR0_AVX512_STATE;
+    case EMBER_ISA_AVX512F: /* its kernels are built with FMA and fall back on AVX2 ones
+                               for some shapes (the depthwise blocked kernel) */
+        return avx512f && avx2 && fma && (xcr0 & XCR0_AVX512_STATE) == XCR0_AVX512_STATE &&
+               (xcr0 & XCR0_AVX_STATE) == XCR0_AVX_STATE;
     default:
         return 0;
     }

@@ -142,14 +142,17 @@ typedef struct ember_f32_dwconv_kernel {
  * its blocked and whole-plane kernels (declared below) or NULL. The NEON ones have none
  * yet: their runs cost fewer instructions than ONNX Runtime's already
  * (benchmarks/arm_icount.md); nor has the scalar one, whose blocked kernel is the
- * reference of both. */
+ * reference of both. The AVX-512 one takes the AVX2 blocked kernel (a block's 8 channels
+ * are one 8-float vector) and, for rows of 16 outputs or fewer, its whole planes. */
 #define EMBER_F32_DWCONV_KERNELS_GENERIC(X)                                                \
     X(scalar, EMBER_ISA_SCALAR, ember_f32_dwconv_blocked__scalar, NULL)
 #if defined(__x86_64__) || defined(_M_X64)
 #define EMBER_F32_DWCONV_KERNELS(X)                                                        \
     EMBER_F32_DWCONV_KERNELS_GENERIC(X)                                                    \
     X(avx2_fma, EMBER_ISA_AVX2_FMA, ember_f32_dwconv_blocked__avx2_fma,                     \
-      ember_f32_dwconv_plane_3x3s2__avx2_fma)
+      ember_f32_dwconv_plane_3x3s2__avx2_fma)                                              \
+    X(avx512f, EMBER_ISA_AVX512F, ember_f32_dwconv_blocked__avx2_fma,                       \
+      ember_f32_dwconv_plane_3x3s2__avx512f)
 #elif defined(__aarch64__)
 #define EMBER_F32_DWCONV_KERNELS(X)                                                        \
     EMBER_F32_DWCONV_KERNELS_GENERIC(X) X(neon_aarch64, EMBER_ISA_NEON_AARCH64, NULL, NULL)
@@ -174,6 +177,12 @@ void ember_f32_dwconv_plane_3x3s2__avx2_fma(const ember_f32_dwconv_geometry *g,
                                             size_t out_stride,
                                             const ember_f32_dwconv_params *params,
                                             float *scratch);
+void ember_f32_dwconv_plane_3x3s2__avx512f(const ember_f32_dwconv_geometry *g,
+                                           size_t channels, const float *in, size_t in_stride,
+                                           const float *w, const float *bias, float *out,
+                                           size_t out_stride,
+                                           const ember_f32_dwconv_params *params,
+                                           float *scratch);
 #endif
 #undef EMBER_DECLARE_F32_DWCONV_BLOCKED
 

@@ -2,17 +2,21 @@
  * test_dwconv — every f32_dwconv kernel of this build that the CPU can run, its generic
  * and its 3×3 stride-2 run, against a double-precision reference and the scalar kernel.
  *
- * For 1, 2, 9 and 25 taps and every n in 0..3·32+1 (below, at and above every vector
- * width, chunk and their multiples, so every tail shape): random inputs and weights, with
+ * For 1, 2, 6, 9 and 25 taps and every n in 0..200 (below, at and above every vector
+ * width, chunk and their multiples up to three 64-output passes and more, so every tail
+ * shape of the 8- and 16-float kernels): random inputs and weights, with
  * and without a clamp (ReLU6-like bounds inside the value range), each tap's input ending
  * exactly at a PROT_NONE page (reading past src[t][n) faults), out between sentinels (a
  * write outside out[0..n) is caught). Tolerance 1e-5 · (Σ|w·x| + |bias| + 1): FMA and
  * the armv7 kernel's twice-rounded multiply-add differ from the scalar kernel's rounding.
  * Also a NaN input must give NaN at its output (no clamp swallows it) and nowhere else
  * (no lane of a tail mixes outputs), and the dispatch choice is printed
- * ("dispatch: f32_dwconv -> name"). The 3×3 stride-2 run: the same for every n in 0..97,
+ * ("dispatch: f32_dwconv -> name"). The 3×3 stride-2 run: the same for every n in 0..200,
  * each row ending at a PROT_NONE page after the 2n + 2 floats it may read, the last of
- * them a NaN no output may take in.
+ * them a NaN no output may take in. An AVX-512 kernel adds each output's taps in the
+ * order and with the fused multiply-adds of the AVX2 one: its runs and whole planes must
+ * give the AVX2 kernel's bits exactly (but for 3×3 stride-2 runs under 8, which the AVX2
+ * kernel leaves to the scalar one).
  * Prints "N passed, M failed" last; exits 1 on any failure.
  */
 #ifndef _GNU_SOURCE
@@ -27,7 +31,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define MAX_N 97
+#define MAX_N 200
 #define SENTINEL 12345.0f
 
 static int passed, failed;
@@ -70,6 +74,28 @@ static float uniform(void)
 
 enum { MAX_TAPS = 25 };
 
+/* The AVX2 kernel, for an AVX-512 one when the CPU runs both (their outputs must be the
+ * same bits); NULL for any other. */
+static const ember_f32_dwconv_kernel *fma_twin(const ember_f32_dwconv_kernel *kernel)
+{
+    if (kernel->isa != EMBER_ISA_AVX512F)
+        return NULL;
+    for (size_t i = 0; i < ember_f32_dwconv_kernel_count; i++)
+        if (ember_f32_dwconv_kernels[i].isa == EMBER_ISA_AVX2_FMA &&
+            ember_cpu_has(EMBER_ISA_AVX2_FMA))
+            return &ember_f32_dwconv_kernels[i];
+    return NULL;
+}
+
+/* Whether n floats are the same bits (any NaN equal to any NaN). */
+static int same_bits(const float *a, const float *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (memcmp(&a[i], &b[i], sizeof(float)) != 0 && !(isnan(a[i]) && isnan(b[i])))
+            return 0;
+    return 1;
+}
+
 static void run_case(const ember_f32_dwconv_kernel *kernel, size_t taps, size_t n, int clamp)
 {
     const ember_f32_dwconv_kernel *scalar = &ember_f32_dwconv_kernels[0];
@@ -107,6 +133,13 @@ static void run_case(const ember_f32_dwconv_kernel *kernel, size_t taps, size_t 
     check(ok_scalar, kernel->name, taps, n, "differs from the scalar kernel");
     check(out[0] == SENTINEL && out[n + 1] == SENTINEL, kernel->name, taps, n,
           "wrote outside out[0..n)");
+    const ember_f32_dwconv_kernel *twin = fma_twin(kernel);
+    if (twin) {
+        float same[MAX_N + 2];
+        twin->fn(n, taps, src, w, bias, same + 1, &params);
+        check(same_bits(out + 1, same + 1, n), kernel->name, taps, n,
+              "differs from the AVX2 kernel's bits");
+    }
     if (n > 0 && !clamp) { /* a NaN input reaches its output, and only that one */
         const size_t at = (size_t)rand() % n;
         inputs[taps - 1].data[at] = NAN;
@@ -162,6 +195,13 @@ static void run_case_3x3s2(const ember_f32_dwconv_kernel *kernel, size_t n, int 
     check(ok_scalar, kernel->name, 9, n, "3x3s2 differs from the scalar kernel");
     check(out[0] == SENTINEL && out[n + 1] == SENTINEL, kernel->name, 9, n,
           "3x3s2 wrote outside out[0..n)");
+    const ember_f32_dwconv_kernel *twin = fma_twin(kernel);
+    if (twin && n >= 8) { /* shorter, the AVX2 kernel takes the scalar one's (unfused) */
+        float same[MAX_N + 2];
+        twin->fn_3x3s2(n, row, w, bias, same + 1, &params);
+        check(same_bits(out + 1, same + 1, n), kernel->name, 9, n,
+              "3x3s2 differs from the AVX2 kernel's bits");
+    }
     if (n > 0 && !clamp) { /* an odd column is the middle tap of its output only */
         const size_t at = (size_t)rand() % n, r = (size_t)rand() % 3;
         rows[r].data[2 * at + 1] = NAN;
@@ -253,6 +293,17 @@ static void run_case_blocked(const ember_f32_dwconv_kernel *kernel,
               "differs from the scalar blocked kernel");
         check(ok_sentinels, kernel->name, taps, out_plane, "wrote outside its planes");
     }
+    const ember_f32_dwconv_kernel *twin = fma_twin(kernel);
+    if (twin && whole) {
+        float *same = malloc(channels * stride * sizeof(float) + sizeof(float));
+        twin->plane_3x3s2(g, channels, input.data, in_plane, w, bias, same + 1, stride,
+                          &params, scratch);
+        int ok = 1;
+        for (size_t c = 0; c < channels; c++)
+            ok &= same_bits(out + 1 + c * stride, same + 1 + c * stride, out_plane);
+        check(ok, kernel->name, taps, out_plane, "whole planes differ from the AVX2 kernel's");
+        free(same);
+    }
     if (!clamp) { /* a NaN input reaches exactly the outputs whose taps read it */
         const size_t c = (size_t)rand() % channels, at = (size_t)rand() % in_plane;
         input.data[c * in_plane + at] = NAN;
@@ -263,6 +314,19 @@ static void run_case_blocked(const ember_f32_dwconv_kernel *kernel,
             for (size_t x = 0; x < out_plane; x++)
                 same &= isnan(out[1 + k * stride + x]) == isnan(ref[k * out_plane + x]);
         check(same, kernel->name, taps, out_plane, "a NaN input reached other outputs");
+        /* an infinite weight: NaN where its tap reads the padding (∞ · 0), ±∞ or NaN
+         * elsewhere, as the scalar kernel has it */
+        const size_t t = (size_t)rand() % taps;
+        w[c * taps + t] = (rand() & 1) ? INFINITY : -INFINITY;
+        fn(g, channels, input.data, in_plane, w, bias, out + 1, stride, &params, scratch);
+        scalar->blocked(g, channels, input.data, in_plane, w, bias, ref, out_plane, &params, NULL);
+        same = 1;
+        for (size_t k = 0; k < channels; k++)
+            for (size_t x = 0; x < out_plane; x++) {
+                const float a = out[1 + k * stride + x], b = ref[k * out_plane + x];
+                same &= isnan(a) ? isnan(b) : isinf(a) ? a == b : !isnan(b) && !isinf(b);
+            }
+        check(same, kernel->name, taps, out_plane, "an infinite weight's NaNs and infinities");
     }
     free(out);
     free(ref);
@@ -317,8 +381,9 @@ static void run_blocked(const ember_f32_dwconv_kernel *kernel)
 
 /* The whole-plane kernel: 3×3 stride 2 padded by 1 on the left, 0 to 2 on top, 0 or 1 on
  * the right and bottom, planes of 1 to 40 rows and columns (rows of fewer than 8
- * outputs, of one or two vectors, wider; even and odd widths), then MobileNets' planes
- * (112 -> 56, 48 -> 24, 24 -> 12 and 14 -> 7). */
+ * outputs, of one or two vectors, wider; even and odd widths), then rows of 16 to 130
+ * outputs, right padding up to 5, then MobileNets' planes (112 -> 56, 48 -> 24,
+ * 24 -> 12 and 14 -> 7). */
 static void run_whole_planes(const ember_f32_dwconv_kernel *kernel)
 {
     for (int n = 0; n < 300; n++) {
@@ -332,6 +397,23 @@ static void run_whole_planes(const ember_f32_dwconv_kernel *kernel)
         g.out_w = (g.in_w + 1 + pad_right - 3) / 2 + 1;
         run_case_blocked(kernel, &g, 1 + (size_t)rand() % 3, n % 2, 1);
     }
+    /* rows of more than 16 outputs: every tail of the 16-float kernels' passes (out_w 17
+     * .. 32, 33 .. 64, past 64 and 128), even and odd widths, top padding 0 to 2, right
+     * padding 0 and 1 (rows at least 2·out_w − 1 wide) and 2 to 5 (shorter) */
+    static const size_t widths[] = {31,  32,  33,  34,  35,  47,  48,  63,  64,  65,  66,
+                                    67,  95,  96,  97,  98,  127, 128, 129, 130, 131, 159,
+                                    160, 161, 191, 200, 257, 258};
+    for (size_t i = 0; i < sizeof widths / sizeof *widths; i++)
+        for (size_t pad_right = 0; pad_right < 6; pad_right++) {
+            ember_f32_dwconv_geometry g = {1 + (size_t)rand() % 9, widths[i], 0, 0, 3, 3, 2,
+                                           2, 1, 1, pad_right % 3, 1};
+            const size_t pad_bottom = (size_t)rand() % 2;
+            if (g.in_h + g.pad_top + pad_bottom < 3)
+                g.in_h = 3;
+            g.out_h = (g.in_h + g.pad_top + pad_bottom - 3) / 2 + 1;
+            g.out_w = (g.in_w + 1 + pad_right - 3) / 2 + 1;
+            run_case_blocked(kernel, &g, 1 + (size_t)rand() % 3, (int)(pad_right % 2), 1);
+        }
     static const size_t nets[][2] = {{112, 56}, {48, 24}, {24, 12}, {14, 7}};
     for (size_t i = 0; i < sizeof nets / sizeof *nets; i++) {
         const ember_f32_dwconv_geometry g = {nets[i][0], nets[i][0], nets[i][1], nets[i][1],
@@ -355,7 +437,7 @@ int main(void)
             printf("skip %s (CPU lacks %s)\n", kernel->name, ember_isa_name(kernel->isa));
             continue;
         }
-        static const size_t tap_counts[] = {1, 2, 9, MAX_TAPS};
+        static const size_t tap_counts[] = {1, 2, 6, 9, MAX_TAPS};
         for (size_t i_taps = 0; i_taps < sizeof tap_counts / sizeof *tap_counts; i_taps++)
             for (size_t n = 0; n <= MAX_N; n++)
                 for (int clamp = 0; clamp <= 1; clamp++)

@@ -318,7 +318,9 @@ static void plane_3x3s2(const ember_f32_dwconv_geometry *g, const float *in, con
         if (inside) {
             for (size_t q0 = 0;; q0 += CHUNK) {
                 const size_t q3 = at_most(q0 + 3 * V, last);
-                const plane_vector v[4] = {{rows, q0, q0 == 0, out},
+                /* q0 too: unclamped, rows of 33 .. 39 outputs (and 32, 64, ... more)
+                 * put a vector past the row's end, read and written */
+                const plane_vector v[4] = {{rows, at_most(q0, last), q0 == 0, out},
                                            {rows, at_most(q0 + V, last), 0, out},
                                            {rows, at_most(q0 + 2 * V, last), 0, out},
                                            {rows, q3, 0, out}};
