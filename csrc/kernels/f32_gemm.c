@@ -165,12 +165,23 @@ static EMBER_ALWAYS_INLINE void tile_at(pass *w, size_t i, size_t j)
 
 /* Rows [i_block, i_end) of a pass: columns outer, each panel down every row of the block
  * (the next panel prefetched a share per row tile when B streams, and each tile's next C
- * tile), or in spans. */
-static void block_of_rows(pass *w, size_t i_block, size_t i_end, int stream_b)
+ * tile), or in spans. The next block of A, [a_next, a_next + a_next_bytes) (none: 0), is
+ * prefetched a share per tile of this block, unless the tiles prefetch something else:
+ * a conv's filter is A, read from memory once per GEMM, and the first column of tiles
+ * of a block waited on it while the others found it in L2 (ResNet50's 14×14 1×1 convs,
+ * K 256 to 1024, 196 pixels: 7 columns of tiles, 18% of the time past the same conv run
+ * alone, warm). Zen 5: those convs 0.84-0.91x the time (`ember-run --profile`, medians
+ * of 5 alternated runs); bench_ab, 20 pairs: VGG19 0.960, SqueezeNet 0.966, Inception v2
+ * 0.972, AlexNet 0.973, ShuffleNet 0.978, Inception v1 0.978, ResNet50 0.980,
+ * DenseNet121 0.984, MobileNetV2 0.996. */
+static void block_of_rows(pass *w, size_t i_block, size_t i_end, int stream_b,
+                          const float *a_next, size_t a_next_bytes)
 {
     const size_t mr = w->kernel->mr, nr = w->kernel->nr, span = column_span(nr, w->k_pass);
     if (span == nr) {
         const size_t tiles = (i_end - i_block + mr - 1) / mr;
+        const size_t block_tiles = tiles * ((w->n + nr - 1) / nr);
+        size_t block_done = 0;
         const int far_rows = w->c_row_stride >= EMBER_F32_GEMM_FAR_ROW_BYTES ||
                              (w->c_row_stride >= EMBER_F32_GEMM_NEAR_ROW_BYTES &&
                               w->k_pass >= EMBER_F32_GEMM_DEEP_PASS);
@@ -188,6 +199,9 @@ static void block_of_rows(pass *w, size_t i_block, size_t i_end, int stream_b)
                         prefetch_c_tile(w, i, j + nr, 0);
                 }
                 prefetch_next_call(w, i, j);
+                if (EMBER_PREFETCHES && a_next_bytes && !stream_b && w->spread == NULL)
+                    share_of(w, a_next, a_next_bytes, block_done, block_tiles);
+                block_done++;
                 tile_at(w, i, j);
             }
         return;
@@ -200,6 +214,17 @@ static void block_of_rows(pass *w, size_t i_block, size_t i_end, int stream_b)
                 tile_at(w, i, j);
             }
     }
+}
+
+/* The end of the block of rows from `start`: block_rows on, or m; a last block of a
+ * quarter or less joins the one before it (a block of one row, 49 pixels in blocks of
+ * 24, streamed a filter past L2 for as long as a whole one: MobileNetV2's 7×7 1×1 convs,
+ * K 960; x86, one process alternating runs: ResNet50 0.977x the time, Inception v2
+ * 0.975x, DenseNet121 0.988x). m when start is m. */
+static size_t block_end(size_t m, size_t start, size_t block_rows)
+{
+    const size_t end = m - start < block_rows ? m : start + block_rows;
+    return m - end <= block_rows / 4 ? m : end;
 }
 
 static size_t passes(size_t k, size_t kc)
@@ -241,15 +266,15 @@ static void walk(const ember_f32_gemm_kernel *kernel, size_t m, size_t n, size_t
             w.tile.max = INFINITY;
             w.tile.hard_swish = NULL;
         }
-        /* a last block of a quarter or less joins the one before it: a block of one
-         * row (49 pixels: blocks of 24) streamed a filter past L2 for as long as a
-         * whole one (MobileNetV2's 7×7 1×1 convs, K 960; x86, one process alternating
-         * runs: ResNet50 0.977x the time, Inception v2 0.975x, DenseNet121 0.988x) */
         for (size_t i_block = 0, i_end; i_block < m; i_block = i_end) {
-            i_end = m - i_block < block_rows ? m : i_block + block_rows;
-            if (m - i_end <= block_rows / 4)
-                i_end = m;
-            block_of_rows(&w, i_block, i_end, stream_b);
+            i_end = block_end(m, i_block, block_rows);
+            const size_t next_rows = block_end(m, i_end, block_rows) - i_end;
+            /* the next block's panels, whole: in one pass over K they lie end to end */
+            const size_t a_next_bytes =
+                k_pass == k ? (next_rows + kernel->mr - 1) / kernel->mr * kernel->mr * k *
+                                  sizeof(float)
+                            : 0;
+            block_of_rows(&w, i_block, i_end, stream_b, a_packed + i_end * k, a_next_bytes);
         }
         tiles_done = w.tiles_done;
         if (k == 0)
