@@ -163,28 +163,18 @@ typedef struct ember_f32_dwconv_kernel {
 #define EMBER_F32_DWCONV_KERNELS(X) EMBER_F32_DWCONV_KERNELS_GENERIC(X)
 #endif
 
-#define EMBER_DECLARE_F32_DWCONV_BLOCKED(suffix)                                           \
-    void ember_f32_dwconv_blocked__##suffix(                                               \
-        const ember_f32_dwconv_geometry *g, size_t channels, const float *in,              \
-        size_t in_stride, const float *w, const float *bias, float *out, size_t out_stride, \
-        const ember_f32_dwconv_params *params, float *scratch);
-EMBER_DECLARE_F32_DWCONV_BLOCKED(scalar)
+/* A blocked or whole-plane kernel (ember_f32_dwconv_blocked_fn) of this name. */
+#define EMBER_DECLARE_F32_DWCONV_PLANES(name)                                              \
+    void name(const ember_f32_dwconv_geometry *g, size_t channels, const float *in,        \
+              size_t in_stride, const float *w, const float *bias, float *out,             \
+              size_t out_stride, const ember_f32_dwconv_params *params, float *scratch);
+EMBER_DECLARE_F32_DWCONV_PLANES(ember_f32_dwconv_blocked__scalar)
 #if defined(__x86_64__) || defined(_M_X64)
-EMBER_DECLARE_F32_DWCONV_BLOCKED(avx2_fma)
-void ember_f32_dwconv_plane_3x3s2__avx2_fma(const ember_f32_dwconv_geometry *g,
-                                            size_t channels, const float *in, size_t in_stride,
-                                            const float *w, const float *bias, float *out,
-                                            size_t out_stride,
-                                            const ember_f32_dwconv_params *params,
-                                            float *scratch);
-void ember_f32_dwconv_plane_3x3s2__avx512f(const ember_f32_dwconv_geometry *g,
-                                           size_t channels, const float *in, size_t in_stride,
-                                           const float *w, const float *bias, float *out,
-                                           size_t out_stride,
-                                           const ember_f32_dwconv_params *params,
-                                           float *scratch);
+EMBER_DECLARE_F32_DWCONV_PLANES(ember_f32_dwconv_blocked__avx2_fma)
+EMBER_DECLARE_F32_DWCONV_PLANES(ember_f32_dwconv_plane_3x3s2__avx2_fma)
+EMBER_DECLARE_F32_DWCONV_PLANES(ember_f32_dwconv_plane_3x3s2__avx512f)
 #endif
-#undef EMBER_DECLARE_F32_DWCONV_BLOCKED
+#undef EMBER_DECLARE_F32_DWCONV_PLANES
 
 #define EMBER_DECLARE_F32_DWCONV(suffix, isa, blocked, plane)                              \
     void ember_f32_dwconv__##suffix(size_t n, size_t taps, const float *const *src,        \
