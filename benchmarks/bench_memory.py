@@ -9,7 +9,7 @@ loads the .onnx and runs it once (the interpreter, numpy and onnxruntime alone â
 base" â€” are part of its peak). ember's report gives its weights (the plan's constants)
 and arena, and the target ratio peak / (weights + arena), which the issue wants at most
 1.1; "private" is the same ratio without the pages mapped from files at exit (ember-run's
-code and read-only data, 1.3-1.5 MB: a fixed cost, shared by every process running it). An ember-run given with --before (one without --memory will do) is measured from
+code and read-only data, about 1 MB: a fixed cost, shared by every process running it). An ember-run given with --before (one without --memory will do) is measured from
 outside: its ru_maxrss, as a grandchild started by a small launcher process.
 
     python benchmarks/bench_memory.py [model ...]

@@ -201,3 +201,42 @@ def test_ember_run_is_one_static_file():
                          check=True).stdout
     assert "There is no dynamic section" in out and "NEEDED" not in out, out
     assert "INTERP" not in out, out
+
+
+def section_ranges(binary):
+    """{section name: (start, end)} of a program's allocated sections."""
+    out = subprocess.run(["readelf", "-S", "-W", binary], capture_output=True, text=True,
+                         check=True).stdout
+    ranges = {}
+    for fields in (line.replace("[ ", "[").split() for line in out.splitlines()):
+        if len(fields) > 5 and fields[0].startswith("[") and fields[0] != "[Nr]":
+            start, size = int(fields[3], 16), int(fields[5], 16)
+            ranges[fields[1]] = (start, start + size)
+    return ranges
+
+
+@pytest.mark.parametrize("binary", ["ember-run", "libember.so"])
+def test_the_code_runs_reach_is_laid_out_first(binary):
+    """csrc/code_order.txt's functions lie in .text.run_order, before .text: the C
+    library's startup and printf beside the loader, the parser and the common kernels in
+    ember-run, ember's own in libember.so; a function no listed run reaches (the
+    determinant's) stays in .text, with the rest."""
+    path = os.path.join(BUILD, binary)
+    ranges = section_ranges(path)
+    hot, rest = ranges[".text.run_order"], ranges[".text"]
+    assert hot[1] <= rest[0], ranges
+    symbols = subprocess.run(["nm", "--defined-only", path], capture_output=True, text=True,
+                             check=True).stdout
+    address = {fields[2]: int(fields[0], 16) for fields in map(str.split, symbols.splitlines())
+               if len(fields) == 3 and fields[1] in "tT"}
+    order = open(os.path.join(ROOT, "csrc", "code_order.txt")).read().split()
+    listed = ["ember_runnable_run", "ember_nnef_parse", "ember_instance_execute"]
+    if "ember_f32_gemm_6x16__avx2_fma" in address:      # an x86 build
+        listed.append("ember_f32_gemm_6x16__avx2_fma")
+    if binary == "ember-run":
+        listed += ["main", "__libc_start_main", "__printf_fp_l", "_int_malloc"]
+    for name in listed:
+        assert name in order, name
+        assert hot[0] <= address[name] < hot[1], (name, hex(address[name]), ranges)
+    assert "det_run" not in order
+    assert rest[0] <= address["det_run"] < rest[1]

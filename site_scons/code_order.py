@@ -1,0 +1,86 @@
+"""The linker script that lays out first the code runs reach (csrc/code_order.txt).
+
+Linux maps a program's code in 64 KiB windows around each page it runs (fault-around),
+so what a process keeps resident is every window holding something it ran. Compiled with
+-ffunction-sections, each of ember's functions is a section of its own (.text.NAME) and
+the script below lists them in the order of csrc/code_order.txt, in an output section
+inserted before .text; a static program also gets the C library's members that define
+the listed functions (the C library is not built with function sections: its members go
+whole). Everything unlisted stays in .text, after them, in link order.
+"""
+import re
+import shlex
+import subprocess
+
+
+def static_libraries(cc, flags):
+    """The archives of the static C, math, GCC and GCC unwinder libraries, where the toolchain has
+    them. A linker script in their place (glibc's libm.a: GROUP(libm-2.36.a libmvec.a))
+    stands for the archives it names."""
+    found = []
+    for query in ('-print-file-name=libc.a', '-print-file-name=libm.a',
+                  '-print-libgcc-file-name', '-print-file-name=libgcc_eh.a'):
+        try:
+            path = subprocess.run(shlex.split(cc) + flags + [query], capture_output=True,
+                                  text=True).stdout.strip()
+            with open(path, 'rb') as f:
+                head = f.read(4096)
+        except OSError:
+            continue
+        if head.startswith(b'!<arch>'):
+            found.append(path)
+        else:
+            group = re.search(rb'(?:GROUP|INPUT)\s*\(([^)]*)\)', head)
+            found += [word.decode() for word in group.group(1).split()
+                      if word.endswith(b'.a')] if group else []
+    return found
+
+
+def c_library_members(cc, flags, nm):
+    """{function: [(archive, member)]} of the toolchain's static C, math and GCC
+    libraries; empty where the toolchain has none or nm cannot read them. A local
+    function names its member only where no other member has one of that name (strtod's
+    round_and_return is in eight; the global function beside it names the member)."""
+    defined = {}
+    for archive in static_libraries(cc, flags):
+        try:
+            listing = subprocess.run([nm, '-A', '--defined-only', archive],
+                                     capture_output=True, text=True).stdout
+        except OSError:
+            continue
+        name = archive.rsplit('/', 1)[-1]
+        # "/usr/lib/x86_64-linux-gnu/libc.a:printf_fp.o:0000000000000000 T __printf_fp"
+        for line in listing.splitlines():
+            found = re.match(r'.*?\.a:([^:]+):\S*\s+([tTwWi])\s+(\S+)$', line)
+            if found:
+                member, kind, function = found.groups()
+                defined.setdefault(function, []).append((name, member, kind != 't'))
+    return {function: [(archive, member) for archive, member, is_global in places
+                       if is_global or len(places) == 1]
+            for function, places in defined.items()}
+
+
+def read_order(path):
+    with open(path) as f:
+        return [line.strip() for line in f if line.strip() and not line.startswith('#')]
+
+
+def script(functions, library_members):
+    """The linker script's text: one input-section line per function (its section, as
+    gcc names it, and main's), or per C library member the first time one is needed."""
+    lines, seen = [], set()
+    for function in functions:
+        lines.append(f'    *(.text.{function} .text.startup.{function} .text.hot.{function})')
+        for archive, member in library_members.get(function, []):
+            if (archive, member) not in seen:
+                seen.add((archive, member))
+                lines.append(f'    *{archive}:{member}(.text .text.*)')
+    return ('/* written by site_scons/code_order.py from csrc/code_order.txt */\n'
+            'SECTIONS\n{\n  .text.run_order :\n  {\n' + '\n'.join(lines) +
+            '\n  }\n}\nINSERT BEFORE .text;\n')
+
+
+def write_script(target, source, env, cc, flags, nm, with_c_library):
+    members = c_library_members(cc, flags, nm) if with_c_library else {}
+    with open(str(target[0]), 'w') as out:
+        out.write(script(read_order(str(source[0])), members))
