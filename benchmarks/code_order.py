@@ -4,15 +4,20 @@ mapped in 64 KiB windows around every page it runs, so the code runs reach, pack
 together, is what a small model's peak carries; docs/runtime.md, "ember-run").
 
 Each subject (the light zoo, the torch exports, a one-relu plan with --memory) runs once
-under gdb, natively and under each `EMBER_ISA` the machine can run, with a temporary
-breakpoint on every function of the binary: the first hit of each is recorded. What
-every run reached comes first (the loader, the parser, prepare, the common ops), then
-what one ISA's runs reached, then one model's (`ranked`). The names of the earlier list
-that this binary does not define (another architecture's kernels) are kept after the
-new ones: the list is an order, never a filter.
+under gdb, with a temporary breakpoint on every function of the binary: the first hit of
+each is recorded. An x86 binary runs natively and under each `--isa`; an ARM one under
+QEMU (its gdb stub, with gdb-multiarch). Per binary, what every run reached comes first
+(the loader, the parser, prepare, the common ops), then what one ISA's runs reached,
+then one model's (`ranked`); the binaries' orders are merged by relative position
+(`merged`). The names of the earlier list that no binary measured defines are kept
+after the new ones: the list is an order, never a filter.
 
     python benchmarks/code_order.py            # needs gdb and build/host/ember-run
-    python benchmarks/code_order.py --isa avx2_fma --isa scalar   # the ISAs to add
+    python benchmarks/code_order.py --ember-run build/host/ember-run \
+        --ember-run build/musl/ember-run --ember-run build/aarch64/ember-run \
+        --ember-run build/armv7/ember-run --cross-models squeezenet shufflenet \
+        mobilenet_v2.legacy tcn.legacy lstm.legacy encoder.dynamo mobilenet_v3.dynamo
+        # the order on main: x86 (glibc, musl), ARM
 """
 import argparse
 import os
@@ -28,6 +33,7 @@ sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
 import ember  # noqa: E402
 import zoo  # noqa: E402
+import cross  # noqa: E402
 from bench_models import TORCH_MODELS, subject  # noqa: E402
 
 EMBER_RUN = os.path.join(ROOT, "build", "host", "ember-run")
@@ -40,14 +46,26 @@ GDB_SCRIPT = r"""
 import gdb, os, subprocess
 binary = gdb.current_progspace().filename
 starts = {}
+thumb_bit = 1 if gdb.selected_inferior().architecture().name().startswith("arm") else 0
 for line in subprocess.run(["nm", "-n", "--defined-only", binary], capture_output=True,
                            text=True).stdout.splitlines():
     fields = line.split()
-    if len(fields) == 3 and fields[1] in "tTwW":
-        starts.setdefault(int(fields[0], 16), fields[2])
+    # ($x, $d, $a, $t: ARM's mapping symbols, which mark code and data, name nothing)
+    # (a Thumb function's symbol is its address + 1, its code at the even address)
+    if len(fields) == 3 and fields[1] in "tTwW" and not fields[2].startswith("$"):
+        starts.setdefault(int(fields[0], 16) & ~thumb_bit, fields[2])
 gdb.execute("set pagination off")
 gdb.execute("set confirm off")
-gdb.execute("starti", to_string=True)
+if os.environ.get("CODE_ORDER_REMOTE"):
+    import time
+    for attempt in range(100):      # until QEMU listens
+        try:
+            gdb.execute("target remote " + os.environ["CODE_ORDER_REMOTE"], to_string=True)
+            break
+        except gdb.error:
+            time.sleep(0.1)
+else:
+    gdb.execute("starti", to_string=True)
 gdb.execute("set breakpoint always-inserted on")
 for address in starts:
     gdb.Breakpoint("*0x%x" % address, internal=True, temporary=True)
@@ -65,12 +83,12 @@ with open(os.environ["CODE_ORDER_OUT"], "w") as out:
 """
 
 
-def write_plans(directory):
+def write_plans(directory, models):
     """(plan path, input .npy or None, extra ember-run arguments) per subject."""
     import onnx
     from onnx import TensorProto, helper
     subjects = []
-    for name in zoo.light_model_names() + list(TORCH_MODELS):
+    for name in models:
         proto, shape = subject(name)
         onnx_path = os.path.join(directory, f"{name}.onnx")
         plan = os.path.join(directory, f"{name}.nnef.tar")
@@ -88,19 +106,51 @@ def write_plans(directory):
     return subjects
 
 
+# ELF e_machine: the architectures ember builds for
+MACHINES = {62: "host", 183: "aarch64", 40: "armv7"}
+
+
+def architecture(binary):
+    with open(binary, "rb") as f:
+        head = f.read(20)
+    machine = MACHINES.get(int.from_bytes(head[18:20], "little"))
+    if head[:4] != b"\x7fELF" or machine is None:
+        sys.exit(f"code_order: {binary} is not an x86-64, aarch64 or armv7 program")
+    return machine
+
+
 def first_hits(ember_run, plan, x, extra, isa, directory):
     out = os.path.join(directory, "hits.txt")
     env = dict(os.environ, CODE_ORDER_OUT=out)
     if isa:
         env["EMBER_ISA"] = isa
     command = [ember_run, plan] + (["-i", x] if x else []) + extra
-    subprocess.run(["gdb", "-q", "-batch", "-ex", "python exec(" + repr(GDB_SCRIPT) + ")",
-                    "--args"] + command, env=env, check=True, capture_output=True)
+    gdb = ["gdb", "-q", "-batch", "-ex", "python exec(" + repr(GDB_SCRIPT) + ")"]
+    arch = architecture(ember_run)
+    if arch == "host":
+        subprocess.run(gdb + ["--args"] + command, env=env, check=True, capture_output=True)
+    else:   # the program waits under QEMU's gdb stub for gdb-multiarch to connect
+        port = str(20000 + os.getpid() % 20000)
+        qemu = cross.qemu_command(arch, command)
+        target = subprocess.Popen(qemu[:1] + ["-g", port] + qemu[1:], env=env,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        env["CODE_ORDER_REMOTE"] = "localhost:" + port
+        subprocess.run(["gdb-multiarch"] + gdb[1:] + [ember_run], env=env, check=True,
+                       capture_output=True)
+        target.wait(timeout=600)
     with open(out) as f:
         hits = [line.strip() for line in f if line.strip()]
     if "main" not in hits:
         sys.exit(f"code_order: {' '.join(command)} reached no main under gdb")
     return hits
+
+
+def measured(ember_run, subjects, isas, directory):
+    """(isa, subject, first hits) of every run of one binary."""
+    if architecture(ember_run) != "host":
+        isas = []           # ARM: one ISA each (NEON)
+    return [(isa, plan, first_hits(ember_run, plan, x, extra, isa, directory))
+            for isa in [None] + isas for plan, x, extra in subjects]
 
 
 def ranked(runs):
@@ -110,9 +160,9 @@ def ranked(runs):
     then by when they first ran. `runs` holds (isa, subject, first hits)."""
     isas = list(dict.fromkeys(isa for isa, _, _ in runs))
     reached, position = {}, {}
-    for isa, subject_index, hits in runs:
+    for isa, subject, hits in runs:
         for index, name in enumerate(hits):
-            reached.setdefault(name, set()).add((isa, subject_index))
+            reached.setdefault(name, set()).add((isa, subject))
             position[name] = position.get(name, 0.0) + index / len(hits)
 
     def key(name):
@@ -121,6 +171,16 @@ def ranked(runs):
         subjects = tuple(sorted({s for _, s in reached[name]}))
         return (group, -len(subjects), subjects, position[name] / len(reached[name]), name)
     return sorted(reached, key=key)
+
+
+def merged(orders):
+    """One order from each binary's: a name at the earliest relative place any of them
+    gives it, so each binary's own names keep about their order."""
+    place = {}
+    for order in orders:
+        for index, name in enumerate(order):
+            place[name] = min(place.get(name, 1.0), index / len(order))
+    return sorted(place, key=lambda name: (place[name], name))
 
 
 def functions_of(binary):
@@ -139,23 +199,35 @@ def previous_order():
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ember-run", default=EMBER_RUN)
+    parser.add_argument("--ember-run", action="append",
+                        help="an ember-run to measure (again for more; default the host's)")
     parser.add_argument("--isa", action="append", default=["avx2_fma"],
-                        help="an EMBER_ISA to run under besides the native one")
+                        help="an EMBER_ISA an x86 binary runs under besides the native one")
+    parser.add_argument("--models", nargs="+", help="the subjects (default: the light zoo "
+                        "and the torch exports; the one-relu plan always)")
+    parser.add_argument("--cross-models", nargs="+", help="the subjects of a program run "
+                        "under QEMU (default: --models), where gdb's breakpoints make a "
+                        "run some 20x slower (ResNet50 5 minutes)")
     args = parser.parse_args()
-    runs = []
+    binaries = args.ember_run or [EMBER_RUN]
+    orders, runs = [], 0
     with tempfile.TemporaryDirectory() as directory:
-        subjects = write_plans(directory)
-        for isa in [None] + args.isa:
-            for index, (plan, x, extra) in enumerate(subjects):
-                runs.append((isa, index, first_hits(args.ember_run, plan, x, extra, isa,
-                                                    directory)))
-    order = ranked(runs)
-    defined = set(order) | functions_of(args.ember_run)
+        models = args.models or zoo.light_model_names() + list(TORCH_MODELS)
+        subjects = write_plans(directory, models)
+        cross_subjects = [subjects[models.index(name)] for name in args.cross_models or models]
+        cross_subjects.append(subjects[-1])         # the one-relu plan
+        for binary in binaries:
+            native = architecture(binary) == "host"
+            measurements = measured(binary, subjects if native else cross_subjects, args.isa,
+                                    directory)
+            orders.append(ranked(measurements))
+            runs += len(measurements)
+    order = merged(orders)
+    defined = set(order).union(*map(functions_of, binaries))
     kept = [name for name in previous_order() if name not in defined]
     with open(ORDER, "w") as f:
         f.write(HEADER + "\n".join(order + kept) + "\n")
-    print(f"{len(order)} functions reached over {len(runs)} runs "
+    print(f"{len(order)} functions reached over {runs} runs of {len(binaries)} programs "
           f"({len(kept)} kept from the earlier list): {ORDER}")
 
 

@@ -339,11 +339,12 @@ static ember_status conv_bias(conv_prepared *p, const ember_prepare_context *ctx
                               const ember_value *b)
 {
     const size_t count = (size_t)p->out_channels + 1;
-    p->bias = calloc(count, sizeof(float));
-    p->run_bias = calloc(count, sizeof(float));
-    if (p->bias == NULL || p->run_bias == NULL)
-        return ember_node_error(ctx->node, EMBER_ERROR_MEMORY, "out of memory");
     p->bias_computed = b->constant == NULL;
+    p->bias = calloc(count, sizeof(float));
+    /* a computed bias is added to the constant part at each run, into a second row */
+    p->run_bias = p->bias_computed ? calloc(count, sizeof(float)) : NULL;
+    if (p->bias == NULL || (p->bias_computed && p->run_bias == NULL))
+        return ember_node_error(ctx->node, EMBER_ERROR_MEMORY, "out of memory");
     const int scalar = ember_shape_count(b->shape, b->rank) == 1;
     for (int64_t o = 0; o < p->out_channels && !p->bias_computed; o++)
         p->bias[o] = ((const float *)b->constant)[scalar ? 0 : o];
