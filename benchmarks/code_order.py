@@ -119,14 +119,13 @@ def architecture(binary):
     return machine
 
 
-def first_hits(ember_run, plan, x, extra, isa, directory):
+def first_hits(ember_run, arch, plan, x, extra, isa, directory):
     out = os.path.join(directory, "hits.txt")
     env = dict(os.environ, CODE_ORDER_OUT=out)
     if isa:
         env["EMBER_ISA"] = isa
     command = [ember_run, plan] + (["-i", x] if x else []) + extra
     gdb = ["gdb", "-q", "-batch", "-ex", "python exec(" + repr(GDB_SCRIPT) + ")"]
-    arch = architecture(ember_run)
     if arch == "host":
         subprocess.run(gdb + ["--args"] + command, env=env, check=True, capture_output=True)
     else:   # the program waits under QEMU's gdb stub for gdb-multiarch to connect
@@ -145,11 +144,11 @@ def first_hits(ember_run, plan, x, extra, isa, directory):
     return hits
 
 
-def measured(ember_run, subjects, isas, directory):
+def measured(ember_run, arch, subjects, isas, directory):
     """(isa, subject, first hits) of every run of one binary."""
-    if architecture(ember_run) != "host":
+    if arch != "host":
         isas = []           # ARM: one ISA each (NEON)
-    return [(isa, plan, first_hits(ember_run, plan, x, extra, isa, directory))
+    return [(isa, plan, first_hits(ember_run, arch, plan, x, extra, isa, directory))
             for isa in [None] + isas for plan, x, extra in subjects]
 
 
@@ -187,7 +186,7 @@ def functions_of(binary):
     listing = subprocess.run(["nm", "--defined-only", binary], capture_output=True,
                              text=True, check=True).stdout
     return {fields[2] for fields in map(str.split, listing.splitlines())
-            if len(fields) == 3 and fields[1] in "tTwW"}
+            if len(fields) == 3 and fields[1] in "tTwW" and not fields[2].startswith("$")}
 
 
 def previous_order():
@@ -217,9 +216,9 @@ def main():
         cross_subjects = [subjects[models.index(name)] for name in args.cross_models or models]
         cross_subjects.append(subjects[-1])         # the one-relu plan
         for binary in binaries:
-            native = architecture(binary) == "host"
-            measurements = measured(binary, subjects if native else cross_subjects, args.isa,
-                                    directory)
+            arch = architecture(binary)
+            measurements = measured(binary, arch, subjects if arch == "host" else cross_subjects,
+                                    args.isa, directory)
             orders.append(ranked(measurements))
             runs += len(measurements)
     order = merged(orders)

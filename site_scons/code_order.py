@@ -14,8 +14,8 @@ import subprocess
 
 
 def static_libraries(cc, flags):
-    """The archives of the static C, math, GCC and GCC unwinder libraries, where the toolchain has
-    them. A linker script in their place (glibc's libm.a: GROUP(libm-2.36.a libmvec.a))
+    """The archives of the static C, math, GCC and GCC unwinder libraries, where the
+    toolchain has them. A linker script in their place (glibc's libm.a: GROUP(libm-2.36.a libmvec.a))
     stands for the archives it names."""
     found = []
     for query in ('-print-file-name=libc.a', '-print-file-name=libm.a',
@@ -80,7 +80,7 @@ def script(functions, library_members):
             '\n  }\n}\nINSERT BEFORE .text;\n')
 
 
-def write_script(target, source, env, cc, flags, nm, with_c_library):
+def write_script(path, order_path, cc, flags, nm, with_c_library):
     members = c_library_members(cc, flags, nm) if with_c_library else {}
-    with open(str(target[0]), 'w') as out:
-        out.write(script(read_order(str(source[0])), members))
+    with open(path, 'w') as out:
+        out.write(script(read_order(order_path), members))
