@@ -137,7 +137,7 @@ EMBER_API const char *ember_version(void);
 /* The kernels dispatch chose for this CPU, one "family kernel" line each
  * ("f32_gemm f32_gemm_6x16__avx2_fma\n..."), then "core <class>": the class of core the
  * cost models choose between an op's forms for ("generic", "zen5", "zen4",
- * "sapphire_rapids"). The environment variable EMBER_ISA forces an ISA ("scalar",
+ * "sapphire_rapids", "zen3"). The environment variable EMBER_ISA forces an ISA ("scalar",
  * "avx2_fma", "neon_aarch64", ...): one that is unknown or not on this CPU makes
  * ember_runnable_new fail with EMBER_ERROR_ARGUMENT naming the usable ones; EMBER_CORE forces a class, and one it does not name fails the
  * same way. Static storage. Thread-safe. */

@@ -111,7 +111,8 @@ int ember_cpu_has(ember_isa isa)
 
 /* ---------------------------------------------------------------- core class */
 
-static const char *const core_class_names[] = {"generic", "zen5", "zen4", "sapphire_rapids"};
+static const char *const core_class_names[] = {"generic", "zen5", "zen4", "sapphire_rapids",
+                                                "zen3"};
 #define CORE_CLASS_COUNT (sizeof core_class_names / sizeof core_class_names[0])
 
 const char *ember_core_class_name(ember_core_class core)
@@ -119,8 +120,8 @@ const char *ember_core_class_name(ember_core_class core)
     return (size_t)core < CORE_CLASS_COUNT ? core_class_names[core] : "unknown";
 }
 
-/* CPUID's vendor and family: AMD's family 1Ah is Zen 5, and 19h Zen 3 or, with AVX-512,
- * Zen 4 (the family is the base family plus the extended one when the base is 0Fh). An
+/* CPUID's vendor and family: AMD's family 1Ah is Zen 5, and 19h Zen 4 with AVX-512 or
+ * Zen 3 (and 3+) without (the family is the base family plus the extended one when the base is 0Fh). An
  * Intel core with AVX-512 and AMX tiles (leaf 7, EDX bit 24) is a Sapphire Rapids or a
  * later Xeon: told by a feature, not by the model number, which virtual machines forge
  * (the one measured reported model A7h, a desktop part's). */
@@ -145,8 +146,9 @@ static ember_core_class detected_core_class(void)
     const unsigned int family = base == 0xfu ? base + ((eax >> 20) & 0xffu) : base;
     if (family == 0x1au)
         return EMBER_CORE_ZEN5;
-    return family == 0x19u && ember_cpu_has(EMBER_ISA_AVX512F) ? EMBER_CORE_ZEN4
-                                                               : EMBER_CORE_GENERIC;
+    if (family == 0x19u)
+        return ember_cpu_has(EMBER_ISA_AVX512F) ? EMBER_CORE_ZEN4 : EMBER_CORE_ZEN3;
+    return EMBER_CORE_GENERIC;
 #else
     return EMBER_CORE_GENERIC;
 #endif

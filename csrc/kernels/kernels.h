@@ -35,17 +35,19 @@ const char *ember_isa_name(ember_isa isa);
 
 /* The core's class, for the ops' cost models where a choice between two forms of an op
  * turned on the microarchitecture, not on the ISA: the same AVX2 Winograd transforms lost
- * to the direct conv on a Zen 3 and won by a third on a Zen 5. GENERIC is every core
- * whose measurements the models were fitted to first (Zen 3, Cascade Lake, the Cortex-A
- * counts); a class of its own is a core measured to choose otherwise. */
+ * to the direct conv on a Cascade Lake and won by a third on a Zen 5. GENERIC is every
+ * core whose measurements the models were fitted to first (Cascade Lake, a Zen 3 before
+ * its masked stores left the transforms, the Cortex-A counts); a class of its own is a
+ * core measured to choose otherwise. */
 typedef enum ember_core_class {
     EMBER_CORE_GENERIC = 0,
     EMBER_CORE_ZEN5, /* AMD family 1Ah (measured: EPYC 9005, model 2) */
     EMBER_CORE_ZEN4, /* AMD family 19h with AVX-512 (measured: EPYC 9004, model 11h);
                         the family's Zen 3 models have none */
-    EMBER_CORE_SAPPHIRE_RAPIDS /* Intel with AVX-512 and AMX (measured: a Xeon with
-                                  AVX512-FP16 and AMX-BF16/INT8, no AMX-FP16: Sapphire
-                                  or Emerald Rapids); Cascade Lake has no AMX */
+    EMBER_CORE_SAPPHIRE_RAPIDS, /* Intel with AVX-512 and AMX (measured: a Xeon with
+                                   AVX512-FP16 and AMX-BF16/INT8, no AMX-FP16: Sapphire
+                                   or Emerald Rapids); Cascade Lake has no AMX */
+    EMBER_CORE_ZEN3 /* AMD family 19h without AVX-512 (measured: EPYC 7003, model 1) */
 } ember_core_class;
 
 const char *ember_core_class_name(ember_core_class core);

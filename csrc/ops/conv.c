@@ -435,9 +435,11 @@ static ember_status conv_prepare(ember_prepare_context *ctx, void **out)
     /* a shuffled conv stays on the im2col / pointwise GEMMs (conv_accepts_shuffle), one
      * with a prologue on the packed pointwise or few-pixel ones (conv_accepts_prologue) */
     p->one_pixel = !p->shuffle && p->out_pixels == 1 && !p->pointwise && w->constant != NULL;
-    p->winograd = !p->shuffle && w->constant != NULL && ember_conv_winograd_pays(p);
-    p->few_pixels = !p->shuffle && !p->one_pixel && !p->winograd && w->constant != NULL &&
-                    ember_conv_few_pixels_pays(p);
+    const int few_pixels_pay = !p->shuffle && !p->one_pixel && w->constant != NULL &&
+                               ember_conv_few_pixels_pays(p);
+    p->winograd = !p->shuffle && w->constant != NULL &&
+                  ember_conv_winograd_pays(p, few_pixels_pay);
+    p->few_pixels = few_pixels_pay && !p->winograd;
     const int filter_as_b = p->one_pixel || p->few_pixels; /* the transposed GEMMs */
     p->group_filter_floats = p->winograd ? ember_conv_winograd_filter_floats(p)
         : filter_as_b

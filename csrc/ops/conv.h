@@ -265,6 +265,9 @@ void ember_conv_pack_filter_as_b(const conv_prepared *p, const float *filter, fl
 void ember_conv_one_pixel_run(const conv_prepared *p, const float *input, const float *bias,
                               const float *residual, float *output, float *taps);
 int ember_conv_few_pixels_pays(const conv_prepared *p);
+/* Its work in multiply-adds for one group, as its tiles run them, its copies counted in
+ * multiply-adds too (what it is weighed by, against the straight GEMM and Winograd). */
+double ember_conv_few_pixels_madds(const conv_prepared *p);
 /* The columns the kernel multiplies for n columns: whole tiles, the last one narrow when
  * it fits the kernel's narrow path (AVX-512: 112 pixels cost 3 tiles and a half). */
 int64_t ember_conv_tile_columns(const conv_prepared *p, int64_t n);
@@ -291,10 +294,12 @@ void ember_conv_pointwise_run(const conv_prepared *p, int64_t channels, const fl
                               int64_t count, const float *filter, float *columns, float *out,
                               size_t row_bytes, const ember_f32_gemm_params *slice);
 
-/* Winograd F(2×2, 3×3) (conv_winograd.c): whether the conv qualifies and pays; at
- * prepare, its blocks and *scratch_bytes; the packed filter's floats per group and its
- * packing; the run of one group of one image (residual: that group's part, or NULL). */
-int ember_conv_winograd_pays(const conv_prepared *p);
+/* Winograd F(2×2, 3×3) (conv_winograd.c): whether the conv qualifies and pays against
+ * the form it would otherwise take (the few-pixel one when `few_pixels`, else the
+ * im2col or implicit GEMM); at prepare, its blocks and *scratch_bytes; the packed
+ * filter's floats per group and its packing; the run of one group of one image
+ * (residual: that group's part, or NULL). */
+int ember_conv_winograd_pays(const conv_prepared *p, int few_pixels);
 void ember_conv_winograd_prepare(conv_prepared *p, const ember_f32_winograd_kernel *kernel,
                                  size_t *scratch_bytes);
 size_t ember_conv_winograd_filter_floats(const conv_prepared *p);

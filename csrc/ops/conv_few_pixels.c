@@ -75,23 +75,33 @@ void ember_conv_one_pixel_run(const conv_prepared *p, const float *input, const 
  * 576 -> 160 (0.79x), 277 for Inception v1's 832 -> 32 at 6×6 (0.66x). */
 #define TRANSPOSE_OUT_COST 40
 
-int ember_conv_few_pixels_pays(const conv_prepared *p)
+/* The multiply-adds of each form, per tap, counted as the kernels run their tiles
+ * (ember_conv_tile_rows / _columns): straight, the channels are the rows and the pixels
+ * the columns; transposed, the other way round. 49 pixels are 64 columns straight on
+ * AVX-512 (a tile of 32 and one of 17, which takes the whole path) but 49 rows transposed
+ * (four of 12 and one alone): counted as five whole tiles of rows, 60, they kept 1×1
+ * convs 512 -> 128, 576 -> 160 or 1024 -> 192 at 7×7 straight, which ran 1.2-1.5x the
+ * time of the transposed form. */
+static double straight_madds(const conv_prepared *p)
+{
+    return (double)ember_conv_tile_rows(p, p->group_out) *
+           (double)ember_conv_tile_columns(p, p->out_pixels) * (double)p->depth;
+}
+
+double ember_conv_few_pixels_madds(const conv_prepared *p)
 {
     const int64_t n = p->out_pixels, m = p->group_out;
-    if (n <= 1 || n > MAX_PIXELS)
+    const double copies = p->pointwise ? (double)TRANSPOSE_OUT_COST * (double)(m * n)
+                                       : (double)COPY_COST * (double)n * (double)p->depth;
+    return (double)ember_conv_tile_columns(p, m) * (double)ember_conv_tile_rows(p, n) *
+               (double)p->depth + copies;
+}
+
+int ember_conv_few_pixels_pays(const conv_prepared *p)
+{
+    if (p->out_pixels <= 1 || p->out_pixels > MAX_PIXELS)
         return 0;
-    /* the multiply-adds of each form, per tap, counted as the kernels run their tiles
-     * (ember_conv_tile_rows / _columns): straight, the channels are the rows and the
-     * pixels the columns; transposed, the other way round. 49 pixels are 64 columns
-     * straight on AVX-512 (a tile of 32 and one of 17, which takes the whole path) but 49
-     * rows transposed (four of 12 and one alone): counted as five whole tiles of rows,
-     * 60, they kept 1×1 convs 512 -> 128, 576 -> 160 or 1024 -> 192 at 7×7 straight,
-     * which ran 1.2-1.5x the time of the transposed form. */
-    const int64_t straight = ember_conv_tile_rows(p, m) * ember_conv_tile_columns(p, n);
-    const int64_t transposed = ember_conv_tile_columns(p, m) * ember_conv_tile_rows(p, n);
-    const int64_t saved = (straight - transposed) * p->depth;
-    return p->pointwise ? saved > TRANSPOSE_OUT_COST * m * n
-                        : saved > COPY_COST * n * p->depth;
+    return straight_madds(p) > ember_conv_few_pixels_madds(p);
 }
 
 static size_t round_up_floats(size_t floats)

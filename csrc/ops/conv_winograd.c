@@ -25,7 +25,7 @@
  *
  * Cost: the input and output transforms are O(channels × tiles × 16) adds beside the
  * GEMMs' O(in × out × tiles × 16) multiply-adds, so the form pays from a few tens of
- * channels on (see winograd_cost_pays). The filter's transform, O(in × out × 16), is
+ * channels on (see ember_conv_winograd_pays). The filter's transform, O(in × out × 16), is
  * redone each run rather than kept with the packed weights: kept, the transformed filter
  * took 16/9 the 3×3 one's memory (ResNet50's peak 113 -> 145 MB), and it costs little
  * beside the GEMMs (their rows of A are read from memory either way: 9 floats per
@@ -94,6 +94,16 @@ static size_t block_tiles(const conv_prepared *p, int64_t rows)
  *
  *   16 · tiles · (ci + FIXED + 20 · ci / co) + FILTER · ci · blocks  ≤  RATIO · 9 · pixels · ci
  *
+ * and, where the few-pixel form would run instead (7×7 and 6×6 planes), no more than
+ * that form's multiply-adds per output channel as its tiles run them, its copies
+ * included (ember_conv_few_pixels_madds; no RATIO: with one, ARMv7 left Inception v2's
+ * four 3×3 convs at 7×7 to the few-pixel form, 686.5 -> 694.8M instructions). 6×6 is 9
+ * tiles rounded to 16 columns, but 36 pixels are six whole row tiles of 6 transposed: on
+ * a Zen 3, Inception v1's 160 -> 320 and 192 -> 384 at 6×6 ran the few-pixel form in
+ * 0.79x and 0.81x Winograd's time, which the im2col cost alone (1.4x the few-pixel one
+ * there) had kept; the 7×7 convs stay Winograd on AVX2 and NEON (on a Zen 3 Inception
+ * v2's in 0.86x the few-pixel form's time, ResNet50's 512 -> 512 0.80x).
+ *
  * FIXED and the ci / co term are the transforms and the round trip of the 16 GEMMs'
  * results through memory, per tile and output channel (an input transform serves co
  * GEMM rows: with few output channels it weighs more); FILTER the filter's transform,
@@ -143,6 +153,19 @@ static size_t block_tiles(const conv_prepared *p, int64_t rows)
  * (0.90-1.14, median 0.99: DenseNet's 128 -> 32 at 14×14; 1.00: SqueezeNet's 48 -> 192
  * at 13×13); per-node medians of 6 alternated `ember-run --profile` runs.
  */
+/*
+ * A Zen 3 (EPYC 7003, family 19h model 1, AVX2) since the AVX2 transforms store whole
+ * vectors unmasked (AMD microcodes masked stores): FIXED 8 as above, RATIO 0.856. Per
+ * node, Winograd / the direct form (medians of 8 `ember-run --profile 10` runs, the
+ * settings alternated in ABBA order, one build: EMBER_WINOGRAD forcing the form on and
+ * off, the untouched nodes 0.98-1.02): taken, SqueezeNet's 16 -> 64 at 55×55 0.90 and
+ * 32 -> 128 at 27×27 0.84 and 64 -> 256 at 13×13 0.96, Inception v1's 96 -> 208 and
+ * 112 -> 224 at 13×13 0.90 and 0.87, Inception v2's 64 -> 96 at 14×14 0.91, DenseNet121's
+ * 128 -> 32 at 28×28 0.94-0.98, with every conv the generic fit took (0.63-0.86);
+ * left, SqueezeNet's 48 -> 192 at 13×13 (1.04), DenseNet121's 128 -> 32 at 14×14
+ * (1.09-1.17) and 7×7 (1.28-1.40). The fit parts them by 1%: 16 -> 64 at 55×55 weighs
+ * 0.852 of the direct cost, 128 -> 32 at 7×7 0.861 and 48 -> 192 at 13×13 0.862.
+ */
 typedef struct cost_fit {
     double fixed, ratio;
 } cost_fit;
@@ -151,20 +174,22 @@ static cost_fit fit_of(const conv_prepared *p)
 {
     if (p->kernel->isa == EMBER_ISA_NEON_AARCH64 || p->kernel->isa == EMBER_ISA_NEON_ARMV7)
         return (cost_fit){20.0, 0.9};
-    if (p->core != EMBER_CORE_GENERIC) /* every class measured so far: Zen 5, Zen 4, SPR */
+    if (p->core == EMBER_CORE_ZEN3)
+        return (cost_fit){8.0, 0.856};
+    if (p->core != EMBER_CORE_GENERIC) /* Zen 5, Zen 4, SPR */
         return (cost_fit){8.0, 1.0};
     return (cost_fit){40.0, 0.95};
 }
 
-static int winograd_cost_pays(const conv_prepared *p, double tiles, double pixels)
+/* Winograd's cost per output channel, in multiply-adds (above). */
+static double winograd_cost(const conv_prepared *p, double tiles)
 {
     const cost_fit fit = fit_of(p);
     const double ci = (double)p->group_in, co = (double)p->group_out;
     const double blocks = ceil(tiles / (double)block_tiles(p, filter_rows(p)));
     const double filter = p->kernel->isa == EMBER_ISA_NEON_ARMV7 ? FILTER_COST_ARMV7
                                                                  : FILTER_COST;
-    return 16.0 * tiles * (ci + fit.fixed + 20.0 * ci / co) + filter * ci * blocks <=
-           fit.ratio * 9.0 * pixels * ci;
+    return 16.0 * tiles * (ci + fit.fixed + 20.0 * ci / co) + filter * ci * blocks;
 }
 
 /* EMBER_WINOGRAD=0 turns the form off: the direct sums' rounding, or a comparison. */
@@ -174,15 +199,17 @@ static int turned_off(void)
     return value != NULL && strcmp(value, "0") == 0;
 }
 
-int ember_conv_winograd_pays(const conv_prepared *p)
+int ember_conv_winograd_pays(const conv_prepared *p, int few_pixels)
 {
     if (turned_off() || p->spatial != 2 || p->kernel_dims[0] != 3 || p->kernel_dims[1] != 3 ||
         p->stride[0] != 1 || p->stride[1] != 1 || p->dilation[0] != 1 || p->dilation[1] != 1 ||
         p->group_out < 1 || p->group_in < 1 || p->out_pixels < 4)
         return 0;
     const double nr = (double)p->kernel->nr;
-    return winograd_cost_pays(p, ceil((double)tiles_of(p) / nr) * nr,
-                              ceil((double)p->out_pixels / nr) * nr);
+    const double cost = winograd_cost(p, ceil((double)tiles_of(p) / nr) * nr);
+    const double im2col = 9.0 * ceil((double)p->out_pixels / nr) * nr * (double)p->group_in;
+    return cost <= fit_of(p).ratio * im2col &&
+           (!few_pixels || cost <= ember_conv_few_pixels_madds(p) / (double)p->group_out);
 }
 
 /* Packed A floats of `rows` output channels' filter rows (one U_ξ of a block of them). */

@@ -257,13 +257,13 @@ def test_conv_winograd_keeps_the_filter_size_and_turns_off(monkeypatch, tmp_path
     assert w.nbytes <= packed["1"] <= w.nbytes * 1.05 and packed["0"] >= w.nbytes, packed
 
 
-CORE_CLASSES = ("generic", "zen5", "zen4", "sapphire_rapids")  # as EMBER_CORE names them
+CORE_CLASSES = ("generic", "zen5", "zen4", "sapphire_rapids", "zen3")  # as EMBER_CORE names them
 
 
 def test_conv_winograd_choice_follows_the_core_class(tmp_path):
-    # SqueezeNet's 32 -> 128 at 27x27: the cost model fitted to a Zen 5, a Zen 4 and a
-    # Sapphire Rapids (EMBER_CORE=zen5, zen4, sapphire_rapids) takes Winograd there, the
-    # generic one the direct sum; off
+    # SqueezeNet's 32 -> 128 at 27x27: the cost models fitted to a Zen 5, a Zen 4, a
+    # Sapphire Rapids and a Zen 3 (EMBER_CORE=zen5, zen4, sapphire_rapids, zen3) take
+    # Winograd there, the generic one the direct sum; off
     # NEON (whose model has no class) the two roundings differ, both within tolerance.
     # The class is read once per process: ember-run (the harness's, EMBER_RUN) runs each.
     import subprocess
@@ -292,6 +292,33 @@ def test_conv_winograd_choice_follows_the_core_class(tmp_path):
         if "neon" not in kernels[core]:
             assert not np.array_equal(outputs["generic"], outputs[core])
         np.testing.assert_array_equal(outputs["zen5"], outputs[core])
+
+
+def test_conv_at_6x6_takes_the_few_pixel_form_not_winograd(tmp_path):
+    # Inception v1's 3x3 160 -> 320 at 6x6: 9 Winograd tiles fill 16 columns, while 36
+    # pixels are whole row tiles transposed; weighed against the few-pixel form (not the
+    # im2col one), every class's Winograd model leaves it to that form (a Zen 3 ran it in
+    # 0.79x Winograd's time)
+    import subprocess
+    from test_ops import EMBER_RUN, write_plan
+    x, w = rand(1, 160, 6, 6), rand(320, 160, 3, 3) / np.float32(36)
+    plan = tmp_path / "plan"
+    plan.mkdir()
+    write_plan(str(plan), {"x": x}, ["y = conv(x, w, padding = [(1, 1), (1, 1)]);"], ["y"],
+               {"w": w})
+    np.save(tmp_path / "x.npy", x)
+    env = {k: v for k, v in os.environ.items() if k not in ("EMBER_ISA", "EMBER_WINOGRAD")}
+    expected = ref_conv(x, w, np.zeros(1), [(1, 1), (1, 1)], [1, 1], [1, 1], 1)
+    for core in CORE_CLASSES:
+        run_args = [EMBER_RUN, str(plan), "-i", str(tmp_path / "x.npy")]
+        for args in (["-o", str(tmp_path / "y.npy")], ["--profile", "1"]):
+            result = subprocess.run(run_args + args, capture_output=True, text=True,
+                                    timeout=60, env=dict(env, EMBER_CORE=core))
+            assert result.returncode == 0, result.stderr
+        row = next(line.split() for line in result.stdout.splitlines() if " conv " in line)
+        assert row[5] == "few_pixels", (core, result.stdout)
+        np.testing.assert_allclose(np.load(tmp_path / "y.npy"), expected, rtol=RTOL,
+                                   atol=ATOL)
 
 
 @pytest.mark.parametrize("channels, groups, form", [(384, 1, "few_pixels"),

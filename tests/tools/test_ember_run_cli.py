@@ -18,7 +18,7 @@ import ember
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.join(ROOT, "build", "host")
 EMBER_RUN = os.path.join(BUILD, "ember-run")
-CORE_CLASSES = ("generic", "zen5", "zen4", "sapphire_rapids")  # as EMBER_CORE names them
+CORE_CLASSES = ("generic", "zen5", "zen4", "sapphire_rapids", "zen3")  # as EMBER_CORE names them
 
 
 def run(*args, env=None):
