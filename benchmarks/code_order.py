@@ -3,7 +3,7 @@ csrc/code_order.txt, the order SConstruct lays them out in (the code of a proces
 mapped in 64 KiB windows around every page it runs, so the code runs reach, packed
 together, is what a small model's peak carries; docs/runtime.md, "ember-run").
 
-Each subject (the light zoo, the torch exports, a one-relu plan with --memory) runs once
+Each subject (the light zoo, the torch exports, a plan of one add and relu with --memory) runs once
 under gdb, with a temporary breakpoint on every function of the binary: the first hit of
 each is recorded. An x86 binary runs natively and under each `--isa`; an ARM one under
 QEMU (its gdb stub, with gdb-multiarch). Per binary, what every run reached comes first
@@ -18,6 +18,7 @@ after the new ones: the list is an order, never a filter.
         --ember-run build/armv7/ember-run --cross-models squeezenet shufflenet \
         mobilenet_v2.legacy tcn.legacy lstm.legacy encoder.dynamo mobilenet_v3.dynamo
         # the order on main: x86 (glibc, musl), ARM
+    python benchmarks/code_order.py --merge     # and what this machine's runs reach
 """
 import argparse
 import os
@@ -97,8 +98,12 @@ def write_plans(directory, models):
         x = os.path.join(directory, f"{name}.npy")
         np.save(x, np.random.default_rng(0).random(shape, dtype=np.float32))
         subjects.append((plan, x, []))
+    # a relu of a sum with a constant: --memory reports the constant's resident bytes
     io = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, 4]) for n in "xy"]
-    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "base", io[:1], io[1:])
+    c = helper.make_tensor("c", TensorProto.FLOAT, [1, 4], [0.5, -0.5, 1.0, -1.0])
+    graph = helper.make_graph([helper.make_node("Add", ["x", "c"], ["s"]),
+                               helper.make_node("Relu", ["s"], ["y"])], "base", io[:1],
+                              io[1:], [c])
     onnx_path, plan = os.path.join(directory, "base.onnx"), os.path.join(directory, "base.tar")
     onnx.save(helper.make_model(graph), onnx_path)
     ember.nnef().write_model_to_tar(ember.onnx().load(onnx_path).into_model(), plan)
@@ -144,10 +149,22 @@ def first_hits(ember_run, arch, plan, x, extra, isa, directory):
     return hits
 
 
+def kernels_under(ember_run, isa):
+    env = dict(os.environ)
+    env.pop("EMBER_ISA", None)
+    if isa:
+        env["EMBER_ISA"] = isa
+    return subprocess.run([ember_run, "--kernels"], env=env, capture_output=True,
+                          text=True).stdout
+
+
 def measured(ember_run, arch, subjects, isas, directory):
-    """(isa, subject, first hits) of every run of one binary."""
+    """(isa, subject, first hits) of every run of one binary; an ISA whose kernels are
+    the native ones (AVX2 on a core without AVX-512) is not run twice."""
     if arch != "host":
         isas = []           # ARM: one ISA each (NEON)
+    native = kernels_under(ember_run, None)
+    isas = [isa for isa in isas if kernels_under(ember_run, isa) != native]
     return [(isa, plan, first_hits(ember_run, arch, plan, x, extra, isa, directory))
             for isa in [None] + isas for plan, x, extra in subjects]
 
@@ -203,18 +220,22 @@ def main():
     parser.add_argument("--isa", action="append", default=["avx2_fma"],
                         help="an EMBER_ISA an x86 binary runs under besides the native one")
     parser.add_argument("--models", nargs="+", help="the subjects (default: the light zoo "
-                        "and the torch exports; the one-relu plan always)")
+                        "and the torch exports; the add-relu plan always)")
     parser.add_argument("--cross-models", nargs="+", help="the subjects of a program run "
                         "under QEMU (default: --models), where gdb's breakpoints make a "
                         "run some 20x slower (ResNet50 5 minutes)")
+    parser.add_argument("--merge", action="store_true", help="fold the measured order into "
+                        "the earlier list (as one more binary's) instead of replacing it: "
+                        "what another machine's runs reach (glibc's string functions are "
+                        "chosen by the CPU: AVX2 ones on a Zen 3, EVEX ones on a Zen 5)")
     args = parser.parse_args()
     binaries = args.ember_run or [EMBER_RUN]
-    orders, runs = [], 0
+    orders, runs = ([previous_order()] if args.merge else []), 0
     with tempfile.TemporaryDirectory() as directory:
         models = args.models or zoo.light_model_names() + list(TORCH_MODELS)
         subjects = write_plans(directory, models)
         cross_subjects = [subjects[models.index(name)] for name in args.cross_models or models]
-        cross_subjects.append(subjects[-1])         # the one-relu plan
+        cross_subjects.append(subjects[-1])         # the add-relu plan
         for binary in binaries:
             arch = architecture(binary)
             measurements = measured(binary, arch, subjects if arch == "host" else cross_subjects,

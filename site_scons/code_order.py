@@ -67,10 +67,15 @@ def read_order(path):
 
 def script(functions, library_members):
     """The linker script's text: one input-section line per function (its section, as
-    gcc names it, and main's), or per C library member the first time one is needed."""
+    gcc names it, and main's; a function's cold part, NAME.cold, is gcc's
+    .text.unlikely.NAME), or per C library member the first time one is needed."""
     lines, seen = [], set()
     for function in functions:
-        lines.append(f'    *(.text.{function} .text.startup.{function} .text.hot.{function})')
+        if function.endswith('.cold'):
+            lines.append(f'    *(.text.unlikely.{function[:-len(".cold")]})')
+        else:
+            lines.append(f'    *(.text.{function} .text.startup.{function} '
+                         f'.text.hot.{function})')
         for archive, member in library_members.get(function, []):
             if (archive, member) not in seen:
                 seen.add((archive, member))

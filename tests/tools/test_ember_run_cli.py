@@ -235,7 +235,10 @@ def test_the_code_runs_reach_is_laid_out_first(binary):
         listed.append("ember_f32_gemm_6x16__avx2_fma")
     if binary == "ember-run":
         listed += ["main", "__libc_start_main", "__printf_fp_l", "_int_malloc"]
-    for name in listed:
+    # a function's cold part (NAME.cold, gcc's section .text.unlikely.NAME) too
+    cold = [name for name in order if name.endswith(".cold") and name in address]
+    assert cold, "the list names no cold part this build defines"
+    for name in listed + cold:
         assert name in order, name
         assert hot[0] <= address[name] < hot[1], (name, hex(address[name]), ranges)
     assert "det_run" not in order
