@@ -260,6 +260,19 @@ def test_conv_winograd_keeps_the_filter_size_and_turns_off(monkeypatch, tmp_path
 CORE_CLASSES = ("generic", "zen5", "zen4", "sapphire_rapids", "zen3")  # as EMBER_CORE names them
 
 
+def padded_3x3_plan(tmp_path, x, w):
+    """A plan of one 3x3 conv padded by 1 in tmp_path, its input x.npy beside it; and the
+    environment to run ember-run in (no ISA or Winograd setting forced)."""
+    from test_ops import write_plan
+    plan = tmp_path / "plan"
+    plan.mkdir()
+    write_plan(str(plan), {"x": x}, ["y = conv(x, w, padding = [(1, 1), (1, 1)]);"], ["y"],
+               {"w": w})
+    np.save(tmp_path / "x.npy", x)
+    env = {k: v for k, v in os.environ.items() if k not in ("EMBER_ISA", "EMBER_WINOGRAD")}
+    return plan, env
+
+
 def test_conv_winograd_choice_follows_the_core_class(tmp_path):
     # SqueezeNet's 32 -> 128 at 27x27: the cost models fitted to a Zen 5, a Zen 4, a
     # Sapphire Rapids and a Zen 3 (EMBER_CORE=zen5, zen4, sapphire_rapids, zen3) take
@@ -267,14 +280,9 @@ def test_conv_winograd_choice_follows_the_core_class(tmp_path):
     # NEON (whose model has no class) the two roundings differ, both within tolerance.
     # The class is read once per process: ember-run (the harness's, EMBER_RUN) runs each.
     import subprocess
-    from test_ops import EMBER_RUN, write_plan
+    from test_ops import EMBER_RUN
     x, w = rand(1, 32, 27, 27), rand(128, 32, 3, 3) / 6
-    plan = tmp_path / "plan"
-    plan.mkdir()
-    write_plan(str(plan), {"x": x}, ["y = conv(x, w, padding = [(1, 1), (1, 1)]);"], ["y"],
-               {"w": w})
-    np.save(tmp_path / "x.npy", x)
-    env = {k: v for k, v in os.environ.items() if k not in ("EMBER_ISA", "EMBER_WINOGRAD")}
+    plan, env = padded_3x3_plan(tmp_path, x, w)
     outputs, kernels = {}, {}
     for core in CORE_CLASSES:
         out = tmp_path / f"y_{core}.npy"
@@ -300,14 +308,9 @@ def test_conv_at_6x6_takes_the_few_pixel_form_not_winograd(tmp_path):
     # im2col one), every class's Winograd model leaves it to that form (a Zen 3 ran it in
     # 0.79x Winograd's time)
     import subprocess
-    from test_ops import EMBER_RUN, write_plan
+    from test_ops import EMBER_RUN
     x, w = rand(1, 160, 6, 6), rand(320, 160, 3, 3) / np.float32(36)
-    plan = tmp_path / "plan"
-    plan.mkdir()
-    write_plan(str(plan), {"x": x}, ["y = conv(x, w, padding = [(1, 1), (1, 1)]);"], ["y"],
-               {"w": w})
-    np.save(tmp_path / "x.npy", x)
-    env = {k: v for k, v in os.environ.items() if k not in ("EMBER_ISA", "EMBER_WINOGRAD")}
+    plan, env = padded_3x3_plan(tmp_path, x, w)
     expected = ref_conv(x, w, np.zeros(1), [(1, 1), (1, 1)], [1, 1], [1, 1], 1)
     for core in CORE_CLASSES:
         run_args = [EMBER_RUN, str(plan), "-i", str(tmp_path / "x.npy")]
