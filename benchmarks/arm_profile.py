@@ -8,6 +8,7 @@ cancelled out.
 
     python benchmarks/arm_profile.py PLAN [-i X.npy] [--arch armv7] [--runs K] [--top N]
         [--ember-run build/aarch64/ember-run] [--cpu cortex-a76]
+    python benchmarks/arm_profile.py lstm      # a model of arm_icount.py's table, cooked
 
 Needs qemu-user and QEMU's plugin header, which ../shared/tools/arm-icount fetches on its
 first use (this script runs it once if the header is missing). Instructions are not time:
@@ -23,12 +24,12 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
 import cross  # noqa: E402
+from arm_icount import ARM_ICOUNT, CPUS, cook  # noqa: E402
 
-ARM_ICOUNT = os.path.join(ROOT, "..", "shared", "tools", "arm-icount", "arm-icount")
 ICOUNT_DIR = os.environ.get("ARM_ICOUNT_DIR", "/tmp/arm-icount")
-CPUS = {"aarch64": "cortex-a76", "armv7": "cortex-a15"}
 
 
 def plugin(ember_run, directory):
@@ -80,7 +81,7 @@ def by_function(blocks, starts, names):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("plan")
+    parser.add_argument("plan", help="a plan, or a model of arm_icount.py's table")
     parser.add_argument("-i", dest="inputs", action="append", default=[],
                         help="an input .npy, in model order (ember-run's -i)")
     parser.add_argument("--arch", choices=sorted(CPUS), default="aarch64")
@@ -96,6 +97,8 @@ def main():
     starts, names = [s for s, _ in table], [n for _, n in table]
     inputs = [a for path in args.inputs for a in ("-i", path)]
     with tempfile.TemporaryDirectory() as directory:
+        if not os.path.exists(args.plan):
+            args.plan = cook(args.plan, directory)
         so = plugin(ember_run, directory)
         runs = [by_function(counted(so, args.arch, cpu,
                                     [ember_run, args.plan, *inputs, "--bench", str(n)],
