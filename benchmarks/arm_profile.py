@@ -9,6 +9,10 @@ cancelled out.
     python benchmarks/arm_profile.py PLAN [-i X.npy] [--arch armv7] [--runs K] [--top N]
         [--ember-run build/aarch64/ember-run] [--cpu cortex-a76]
     python benchmarks/arm_profile.py lstm      # a model of arm_icount.py's table, cooked
+    python benchmarks/arm_profile.py PLAN --lines ember_conv_depthwise_run \
+        --ember-run build/aarch64-g/ember-run
+        # that function's instructions by source line, from a build with debug lines:
+        # scons arch=aarch64 builddir=build/aarch64-g CFLAGS=-g (the same code, with -g)
 
 Needs qemu-user and QEMU's plugin header, which ../shared/tools/arm-icount fetches on its
 first use (this script runs it once if the header is missing). Instructions are not time:
@@ -71,6 +75,22 @@ def counted(so, arch, cpu, command, directory):
     return totals
 
 
+def by_line(blocks, starts, names, function, ember_run, arch):
+    """{source line: instructions} of `function`'s blocks, each counted to its start's
+    line (addr2line; the binary needs debug lines)."""
+    inside = {start: insns for start, insns in blocks.items()
+              if names[bisect.bisect_right(starts, start) - 1] == function}
+    tool = {"aarch64": "aarch64-linux-gnu-addr2line",
+            "armv7": "arm-linux-gnueabihf-addr2line"}[arch]
+    addresses = sorted(inside)
+    lines = subprocess.run([tool, "-e", ember_run, *map(hex, addresses)], capture_output=True,
+                           text=True, check=True).stdout.split()
+    totals = collections.Counter()
+    for address, line in zip(addresses, lines):
+        totals[line.replace(ROOT + os.sep, "")] += inside[address]
+    return totals
+
+
 def by_function(blocks, starts, names):
     totals = collections.Counter()
     for start, insns in blocks.items():
@@ -90,6 +110,8 @@ def main():
                         "(default build/<arch>/ember-run)")
     parser.add_argument("--runs", type=int, default=1, help="K: inferences counted (default 1)")
     parser.add_argument("--top", type=int, default=25, help="functions listed (default 25)")
+    parser.add_argument("--lines", metavar="FUNCTION", help="that function's instructions "
+                        "by source line instead (a binary with debug lines)")
     args = parser.parse_args()
     ember_run = args.ember_run or os.path.join(ROOT, "build", args.arch, "ember-run")
     cpu = args.cpu or CPUS[args.arch]
@@ -100,15 +122,17 @@ def main():
         if not os.path.exists(args.plan):
             args.plan = cook(args.plan, directory)
         so = plugin(ember_run, directory)
-        runs = [by_function(counted(so, args.arch, cpu,
-                                    [ember_run, args.plan, *inputs, "--bench", str(n)],
-                                    directory), starts, names)
-                for n in (1, 1 + args.runs)]
+        blocks = [counted(so, args.arch, cpu, [ember_run, args.plan, *inputs, "--bench", str(n)],
+                          directory) for n in (1, 1 + args.runs)]
+    if args.lines:
+        runs = [by_line(b, starts, names, args.lines, ember_run, args.arch) for b in blocks]
+    else:
+        runs = [by_function(b, starts, names) for b in blocks]
     per_run = {name: (runs[1][name] - runs[0][name]) / args.runs
                for name in set(runs[0]) | set(runs[1])}
     total = sum(per_run.values())
-    print(f"{os.path.basename(args.plan)}: {total / 1e6:.2f}M instructions per inference "
-          f"({args.arch}, {cpu}; {os.path.basename(ember_run)})")
+    print(f"{os.path.basename(args.plan)}: {total / 1e6:.2f}M instructions per inference"
+          f"{' in ' + args.lines if args.lines else ''} ({args.arch}, {cpu}; {ember_run})")
     for name, count in sorted(per_run.items(), key=lambda item: -item[1])[:args.top]:
         print(f"{count / 1e6:10.3f}M {100 * count / total:6.2f}%  {name}")
 

@@ -90,6 +90,63 @@ static inline size_t ember_f32_dwconv_blocked_scratch(const ember_f32_dwconv_geo
            (g->out_h * g->out_w + g->kernel_h * g->kernel_w + 1) * EMBER_F32_DWCONV_BLOCK;
 }
 
+/* A blocked kernel's operands: the block's EMBER_F32_DWCONV_BLOCK planes (lanes past
+ * `channels` repeat the last channel), the weights as [tap][channel of the block], the
+ * biases, and each tap's offset from an output's first input pixel, in pixels of the
+ * padded block `width` pixels wide. */
+static inline void ember_f32_dwconv_block_operands(const ember_f32_dwconv_geometry *g,
+                                                   size_t channels, const float *in,
+                                                   size_t in_stride, const float *w,
+                                                   const float *bias, size_t width,
+                                                   const float **plane, float *weights,
+                                                   float *biases, ptrdiff_t *offset)
+{
+    const size_t taps = g->kernel_h * g->kernel_w, block = EMBER_F32_DWCONV_BLOCK;
+    for (size_t c = 0; c < block; c++) {
+        const size_t from = c < channels ? c : channels - 1;
+        plane[c] = in + from * in_stride;
+        for (size_t t = 0; t < taps; t++)
+            weights[t * block + c] = w[from * taps + t];
+        biases[c] = bias[from];
+    }
+    for (size_t i = 0, t = 0; i < g->kernel_h; i++)
+        for (size_t j = 0; j < g->kernel_w; j++, t++)
+            offset[t] = (ptrdiff_t)(i * g->dilation_h * width + j * g->dilation_w);
+}
+
+/* A blocked kernel's outputs in raster order (across rows), as where each one's first
+ * input pixel lies in the padded block, in floats: `pixel` floats a pixel, the block
+ * `width` pixels wide. ember_f32_dwconv_walk_next gives the next `count` (the outputs
+ * past the last repeat the last one's). */
+typedef struct ember_f32_dwconv_walk {
+    size_t left, column, x;              /* outputs after the current one; its column, place */
+    size_t out_w, column_step, row_skip; /* floats between outputs; more at a row's end */
+} ember_f32_dwconv_walk;
+
+static inline ember_f32_dwconv_walk ember_f32_dwconv_walk_of(const ember_f32_dwconv_geometry *g,
+                                                              size_t width, size_t pixel)
+{
+    const size_t column_step = g->stride_w * pixel;
+    return (ember_f32_dwconv_walk){g->out_h * g->out_w - 1, 0, 0, g->out_w, column_step,
+                                   g->stride_h * width * pixel - g->out_w * column_step};
+}
+
+static inline void ember_f32_dwconv_walk_next(ember_f32_dwconv_walk *w, size_t count,
+                                              size_t *at)
+{
+    for (size_t k = 0; k < count; k++) {
+        at[k] = w->x;
+        if (w->left > 0) { /* step to the next output, past the row's end */
+            w->left--;
+            w->x += w->column_step;
+            if (++w->column == w->out_w) {
+                w->column = 0;
+                w->x += w->row_skip;
+            }
+        }
+    }
+}
+
 /*
  * `channels` (1 .. EMBER_F32_DWCONV_BLOCK) planes of a depthwise convolution at once:
  * channel c's input plane at in + c·in_stride (in_h × in_w floats), its taps at
@@ -139,10 +196,9 @@ typedef struct ember_f32_dwconv_kernel {
 
 /* X(isa_suffix, isa, blocked, plane_3x3s2): each entry is ember_f32_dwconv__<isa_suffix>
  * and ember_f32_dwconv_3x3s2__<isa_suffix>, in the file f32_dwconv__<isa_suffix>.c, and
- * its blocked and whole-plane kernels (declared below) or NULL. The NEON ones have none
- * yet: their runs cost fewer instructions than ONNX Runtime's already
- * (benchmarks/arm_icount.md); nor has the scalar one, whose blocked kernel is the
- * reference of both. The AVX-512 one takes the AVX2 blocked kernel (a block's 8 channels
+ * its blocked and whole-plane kernels (declared below) or NULL. The NEON ones have a
+ * blocked kernel and no whole-plane one; the scalar one's blocked kernel is the
+ * reference of all. The AVX-512 one takes the AVX2 blocked kernel (a block's 8 channels
  * are one 8-float vector) and, for rows of 16 outputs or fewer, its whole planes. */
 #define EMBER_F32_DWCONV_KERNELS_GENERIC(X)                                                \
     X(scalar, EMBER_ISA_SCALAR, ember_f32_dwconv_blocked__scalar, NULL)
@@ -155,10 +211,12 @@ typedef struct ember_f32_dwconv_kernel {
       ember_f32_dwconv_plane_3x3s2__avx512f)
 #elif defined(__aarch64__)
 #define EMBER_F32_DWCONV_KERNELS(X)                                                        \
-    EMBER_F32_DWCONV_KERNELS_GENERIC(X) X(neon_aarch64, EMBER_ISA_NEON_AARCH64, NULL, NULL)
+    EMBER_F32_DWCONV_KERNELS_GENERIC(X)                                                    \
+    X(neon_aarch64, EMBER_ISA_NEON_AARCH64, ember_f32_dwconv_blocked__neon_aarch64, NULL)
 #elif defined(__arm__) && defined(__ARM_NEON)
 #define EMBER_F32_DWCONV_KERNELS(X)                                                        \
-    EMBER_F32_DWCONV_KERNELS_GENERIC(X) X(neon_armv7, EMBER_ISA_NEON_ARMV7, NULL, NULL)
+    EMBER_F32_DWCONV_KERNELS_GENERIC(X)                                                    \
+    X(neon_armv7, EMBER_ISA_NEON_ARMV7, ember_f32_dwconv_blocked__neon_armv7, NULL)
 #else
 #define EMBER_F32_DWCONV_KERNELS(X) EMBER_F32_DWCONV_KERNELS_GENERIC(X)
 #endif
@@ -173,6 +231,10 @@ EMBER_DECLARE_F32_DWCONV_PLANES(ember_f32_dwconv_blocked__scalar)
 EMBER_DECLARE_F32_DWCONV_PLANES(ember_f32_dwconv_blocked__avx2_fma)
 EMBER_DECLARE_F32_DWCONV_PLANES(ember_f32_dwconv_plane_3x3s2__avx2_fma)
 EMBER_DECLARE_F32_DWCONV_PLANES(ember_f32_dwconv_plane_3x3s2__avx512f)
+#elif defined(__aarch64__)
+EMBER_DECLARE_F32_DWCONV_PLANES(ember_f32_dwconv_blocked__neon_aarch64)
+#elif defined(__arm__) && defined(__ARM_NEON)
+EMBER_DECLARE_F32_DWCONV_PLANES(ember_f32_dwconv_blocked__neon_armv7)
 #endif
 #undef EMBER_DECLARE_F32_DWCONV_PLANES
 

@@ -25,8 +25,8 @@
  * MobileNetV2's time; 192 channels at 28×28 0.85x the time, 144 at 56×56 0.74x); so
  * are 3×3 stride-2 convs whose rows have 48 outputs or more, a stride-2 run a row
  * (stride2_plane: 96 channels 112² -> 56² 0.87x). Small planes, and planes of 5×5 and
- * larger kernels up to 32×32 outputs, go through the ISA's blocked kernel, where it has
- * one (kernels.h; blocked_pays says which); larger 3×3 stride-2 planes padded by 1 on
+ * larger kernels up to 32×32 outputs, go through the ISA's blocked kernel (x86's and
+ * NEON's: kernels.h; blocked_pays says which, by ISA); larger 3×3 stride-2 planes padded by 1 on
  * the left through its whole-plane kernel, where it has one: in place at any width,
  * without a call per row (x86, against the paths above: 96 channels
  * 112² -> 56² 0.83x, 64 at 48² -> 24² 0.72x, 64 at 24² -> 12² 0.5x the node's time;
@@ -165,32 +165,51 @@ static void set_geometry(conv_prepared *p, const conv_prepared *q)
 
 /* Whether the blocked kernel's planes pay against the other paths (the kernel's cost
  * grows with the input pixels it transposes, theirs with the output rows they run): up
- * to 64 outputs always; 2-d, 3×3 planes padded to their size up to 196 outputs (x86
- * AVX2, against in place: 128 channels at 12×12 0.66x the time, 384 at 14×14
- * 0.92-0.96x, but 16×16 1.04x, 28×28 1.35x); 3×3 stride-2 ones up to 144 (against the whole-plane kernel: 64
- * channels 24² -> 12² 0.85x, 576 at 14² -> 7² 0.66x with the row-wise transposes, but
- * 192 at 28² -> 14² 1.03x); and planes of 25 taps or more up to 1024 (against the
- * laid-out plane's run: 5×5 240 channels at 14×14 0.62x, 96 at 24² -> 12² 0.44x, 72 at
- * 48² -> 24² 0.68x, 120 at 28×28 0.83x). A 1-d conv's row is one long run already
- * (256 channels of 100, 3 taps dilated by 4: blocked 1.27x; 31 taps over 1000: 0.87x)
- * and keeps the bound of 64. */
+ * to 64 outputs always; 2-d, 3×3 planes padded to their size up to same_3x3 outputs, 3×3
+ * stride-2 ones up to stride2_3x3, and planes of 25 taps or more up to wide (wide_s1 at
+ * stride 1). A 1-d conv's row is one long run already (x86: 256 channels of 100, 3 taps
+ * dilated by 4: blocked 1.27x; 31 taps over 1000: 0.87x) and keeps the bound of 64. */
 #define MAX_BLOCKED_PIXELS 64
-#define MAX_BLOCKED_3X3_SAME 196
-#define MAX_BLOCKED_3X3_STRIDE_2 144
 #define MIN_BLOCKED_WIDE_TAPS 25
-#define MAX_BLOCKED_WIDE 1024
 
-static int blocked_pays(const conv_prepared *p)
+typedef struct blocked_bounds {
+    int64_t same_3x3, stride2_3x3, wide_s1, wide;
+} blocked_bounds;
+
+/* x86 AVX2, times: 3×3 same against in place, 128 channels at 12×12 0.66x, 384 at 14×14
+ * 0.92-0.96x, but 16×16 1.04x, 28×28 1.35x; 3×3 stride 2 against the whole-plane kernel,
+ * 64 channels 24² -> 12² 0.85x, 576 at 14² -> 7² 0.66x, but 192 at 28² -> 14² 1.03x; 25
+ * taps and more against the laid-out plane's run, 5×5 240 channels at 14×14 0.62x, 96 at
+ * 24² -> 12² 0.44x, 72 at 48² -> 24² 0.68x, 120 at 28×28 0.83x. */
+static const blocked_bounds x86_bounds = {196, 144, 1024, 1024};
+/* NEON, instructions (the blocked kernel's / the other path's), aarch64 on an emulated
+ * Cortex-A76: 3×3 same 960 channels at 7×7 0.70x, 64 at 12×12 0.94x, but 576 at 14×14
+ * 1.20x; 3×3 stride 2 576 at 14² -> 7² 0.62x, 64 at 24² -> 12² 0.79x, 192 at 28² -> 14²
+ * 0.84x, but 144 at 56² -> 28² 1.11x; 5×5 672 at 7×7 0.75x, 240 at 14×14 1.00x, but 120
+ * at 28×28 1.25x and 32 at 32×32 1.29x; 5×5 stride 2 96 at 24² -> 12² 0.65x, 72 at
+ * 48² -> 24² 0.91x (the laid-out plane's copy into column phases). ARMv7 (Cortex-A15),
+ * whose scalar loops around the runs cost more: the same 3×3 same bound (576 at 14×14
+ * 1.28x), but 3×3 stride 2 144 at 56² -> 28² 0.97x and 5×5 120 at 28×28 0.76x, 32 at
+ * 32×32 0.79x. */
+static const blocked_bounds aarch64_bounds = {144, 196, 196, 1024};
+static const blocked_bounds armv7_bounds = {144, 784, 1024, 1024};
+
+static int blocked_pays(const conv_prepared *p, const ember_f32_dwconv_kernel *kernel)
 {
+    const blocked_bounds *most = kernel->isa == EMBER_ISA_NEON_AARCH64 ? &aarch64_bounds
+                                 : kernel->isa == EMBER_ISA_NEON_ARMV7 ? &armv7_bounds
+                                                                       : &x86_bounds;
     if (p->out_pixels <= MAX_BLOCKED_PIXELS)
         return 1;
     if (p->spatial != 2)
         return 0;
     if (is_3x3_same_shaped(p))
-        return p->out_pixels <= MAX_BLOCKED_3X3_SAME;
+        return p->out_pixels <= most->same_3x3;
     if (is_3x3_stride_2(p))
-        return p->out_pixels <= MAX_BLOCKED_3X3_STRIDE_2;
-    return p->depth >= MIN_BLOCKED_WIDE_TAPS && p->out_pixels <= MAX_BLOCKED_WIDE;
+        return p->out_pixels <= most->stride2_3x3;
+    const int stride_1 = p->stride[0] == 1 && p->stride[1] == 1;
+    return p->depth >= MIN_BLOCKED_WIDE_TAPS &&
+           p->out_pixels <= (stride_1 ? most->wide_s1 : most->wide);
 }
 
 /* A 1-d or 2-d conv without a channel multiplier whose planes pay (blocked_pays): the
@@ -199,7 +218,7 @@ static int takes_blocked_kernel(conv_prepared *p, const ember_f32_dwconv_kernel 
                                 size_t *scratch_bytes)
 {
     if (kernel->blocked == NULL || p->group_out != 1 ||
-        p->depth > EMBER_F32_DWCONV_MAX_TAPS || p->out_pixels < 1 || !blocked_pays(p))
+        p->depth > EMBER_F32_DWCONV_MAX_TAPS || p->out_pixels < 1 || !blocked_pays(p, kernel))
         return 0;
     conv_prepared q = *p;
     if (q.spatial == 1)

@@ -7,7 +7,9 @@
  *                         registers, 4 on ARMv7's 16),
  *   EMBER_LOAD_CHUNK(p)   x0, x1, … = the ACCUMULATORS vectors from p on (AArch64 loads
  *                         four per instruction),
- *   EMBER_DWCONV_NEON_NAME, EMBER_DWCONV_3X3S2_NEON_NAME the kernels' names.
+ *   madd_vector(acc, x, w) acc + x·w of two vectors, as madd rounds,
+ *   EMBER_DWCONV_NEON_NAME, EMBER_DWCONV_3X3S2_NEON_NAME, EMBER_DWCONV_BLOCKED_NEON_NAME
+ *                         the kernels' names.
  * Included by exactly those two files.
  *
  * Per tap of a pass: one weight, ACCUMULATORS loads and multiply-adds, so the chains hide
@@ -42,6 +44,12 @@ enum { V = 4, CHUNK = V * ACCUMULATORS };
 #else
 #define EMBER_EACH_ACCUMULATOR(X) X(0) X(1) X(2) X(3)
 #endif
+
+/* a, moved back to `last` when past it */
+static inline size_t at_most4(size_t a, size_t last)
+{
+    return a < last ? a : last;
+}
 
 static inline float32x4_t clamp4(float32x4_t v, float32x4_t vmin, float32x4_t vmax)
 {
@@ -232,6 +240,137 @@ void EMBER_DWCONV_3X3S2_NEON_NAME(size_t n, const float *const *row, const float
 #undef EMBER_S2_ROW2
 #undef EMBER_S2_STORE
     }
+}
+
+/*
+ * The blocked kernel (f32_dwconv.h): a block of up to 8 channels' planes transposed into
+ * scratch as two halves, channels 0-3 and 4-7 of every pixel one vector each (vst4 writes
+ * four pixels' four channels from four planes' rows of four), zero-padded; each output
+ * is Σ_taps w_t · x[pixel + offset_t], a multiply-add per tap and half, in the order and
+ * with the multiply-add of the runs above (so a channel's outputs are the bits of its
+ * laid-out plane's run); four outputs a pass, so eight chains; then the outputs back
+ * into the planes (vld4 of four outputs' four channels). The planes' small rows cost
+ * their ends and a call each in the runs above: 7×7 and 14×14 planes are mostly edges.
+ * Rows of at least 4 pixels go four at a time, the last four ending at the row's end
+ * (rewriting a few); narrower rows, and planes of fewer than 4 pixels, a float at a time.
+ */
+enum { HALF = 4 };
+
+/* The planes' pixels into the two padded halves at their (row + pad_top, column +
+ * pad_left). */
+static void block_in(const ember_f32_dwconv_geometry *g, const float *const *plane,
+                     size_t width, float *half0, float *half1)
+{
+    const size_t origin = (g->pad_top * width + g->pad_left) * HALF;
+    if (g->in_w < HALF) {
+        for (size_t r = 0; r < g->in_h; r++)
+            for (size_t col = 0; col < g->in_w; col++)
+                for (size_t c = 0; c < 2 * HALF; c++)
+                    (c < HALF ? half0 : half1)[origin + (r * width + col) * HALF + c % HALF] =
+                        plane[c][r * g->in_w + col];
+        return;
+    }
+    for (size_t r = 0; r < g->in_h; r++)
+        for (size_t col = 0;; col += HALF) {
+            const size_t at = col + HALF <= g->in_w ? col : g->in_w - HALF;
+            const size_t from = r * g->in_w + at, to = origin + (r * width + at) * HALF;
+            const float32x4x4_t lo = {{vld1q_f32(plane[0] + from), vld1q_f32(plane[1] + from),
+                                       vld1q_f32(plane[2] + from), vld1q_f32(plane[3] + from)}};
+            const float32x4x4_t hi = {{vld1q_f32(plane[4] + from), vld1q_f32(plane[5] + from),
+                                       vld1q_f32(plane[6] + from), vld1q_f32(plane[7] + from)}};
+            vst4q_f32(half0 + to, lo);
+            vst4q_f32(half1 + to, hi);
+            if (at == g->in_w - HALF)
+                break;
+        }
+}
+
+/* The output halves back into the first `channels` output planes. */
+static void block_out(size_t n, const float *half0, const float *half1, size_t channels,
+                      float *out, size_t out_stride)
+{
+    if (n < HALF) {
+        for (size_t p = 0; p < n; p++)
+            for (size_t c = 0; c < channels; c++)
+                out[c * out_stride + p] = (c < HALF ? half0 : half1)[p * HALF + c % HALF];
+        return;
+    }
+    for (size_t p = 0;; p += HALF) {
+        const size_t at = p + HALF <= n ? p : n - HALF;
+        const float32x4x4_t lo = vld4q_f32(half0 + at * HALF);
+        const float32x4x4_t hi = vld4q_f32(half1 + at * HALF);
+        for (size_t c = 0; c < channels; c++)
+            vst1q_f32(out + c * out_stride + at, c < HALF ? lo.val[c] : hi.val[c - HALF]);
+        if (at == n - HALF)
+            return;
+    }
+}
+
+/* The outputs in passes of four in raster order (across rows; the last pass's outputs
+ * past the end repeat the last one), each tap one multiply-add per half at a fixed
+ * offset from the output's first input pixel. */
+static void block_outputs(const ember_f32_dwconv_geometry *g, const float *half0,
+                          const float *half1, size_t width, size_t taps,
+                          const ptrdiff_t *offset, const float *weights, const float *biases,
+                          float *out0, float *out1, float32x4_t vmin, float32x4_t vmax)
+{
+    const size_t n = g->out_h * g->out_w;
+    const float32x4_t bias0 = vld1q_f32(biases), bias1 = vld1q_f32(biases + HALF);
+    ember_f32_dwconv_walk walk = ember_f32_dwconv_walk_of(g, width, HALF);
+    for (size_t p = 0; p < n; p += 4) {
+        size_t at[4]; /* the outputs' first input pixels, in floats of a half */
+        ember_f32_dwconv_walk_next(&walk, 4, at);
+        float32x4_t a0 = bias0, a1 = bias0, a2 = bias0, a3 = bias0;
+        float32x4_t b0 = bias1, b1 = bias1, b2 = bias1, b3 = bias1;
+        for (size_t t = 0; t < taps; t++) {
+            const float32x4_t w0 = vld1q_f32(weights + t * 2 * HALF);
+            const float32x4_t w1 = vld1q_f32(weights + t * 2 * HALF + HALF);
+            const float *x0 = half0 + offset[t], *x1 = half1 + offset[t];
+            a0 = madd_vector(a0, vld1q_f32(x0 + at[0]), w0);
+            a1 = madd_vector(a1, vld1q_f32(x0 + at[1]), w0);
+            a2 = madd_vector(a2, vld1q_f32(x0 + at[2]), w0);
+            a3 = madd_vector(a3, vld1q_f32(x0 + at[3]), w0);
+            b0 = madd_vector(b0, vld1q_f32(x1 + at[0]), w1);
+            b1 = madd_vector(b1, vld1q_f32(x1 + at[1]), w1);
+            b2 = madd_vector(b2, vld1q_f32(x1 + at[2]), w1);
+            b3 = madd_vector(b3, vld1q_f32(x1 + at[3]), w1);
+        }
+        const size_t last = n - 1 - p; /* stores past the end go to the last output */
+        const size_t o1 = (p + at_most4(1, last)) * HALF, o2 = (p + at_most4(2, last)) * HALF;
+        const size_t o3 = (p + at_most4(3, last)) * HALF;
+        vst1q_f32(out0 + p * HALF, clamp4(a0, vmin, vmax));
+        vst1q_f32(out0 + o1, clamp4(a1, vmin, vmax));
+        vst1q_f32(out0 + o2, clamp4(a2, vmin, vmax));
+        vst1q_f32(out0 + o3, clamp4(a3, vmin, vmax));
+        vst1q_f32(out1 + p * HALF, clamp4(b0, vmin, vmax));
+        vst1q_f32(out1 + o1, clamp4(b1, vmin, vmax));
+        vst1q_f32(out1 + o2, clamp4(b2, vmin, vmax));
+        vst1q_f32(out1 + o3, clamp4(b3, vmin, vmax));
+    }
+}
+
+void EMBER_DWCONV_BLOCKED_NEON_NAME(const ember_f32_dwconv_geometry *g, size_t channels,
+                                    const float *in, size_t in_stride, const float *w,
+                                    const float *bias, float *out, size_t out_stride,
+                                    const ember_f32_dwconv_params *params, float *scratch)
+{
+    const size_t taps = g->kernel_h * g->kernel_w, out_pixels = g->out_h * g->out_w;
+    const size_t width = ember_f32_dwconv_padded(g->in_w, g->pad_left, g->out_w, g->kernel_w,
+                                                 g->stride_w, g->dilation_w);
+    const size_t padding = ember_f32_dwconv_padding_floats(g);
+    float *half0 = scratch, *half1 = scratch + padding / 2, *outputs = scratch + padding;
+    float *weights = outputs + out_pixels * 2 * HALF, *biases = weights + taps * 2 * HALF;
+    const float *plane[2 * HALF];
+    ptrdiff_t offset[EMBER_F32_DWCONV_MAX_TAPS];
+    ember_f32_dwconv_block_operands(g, channels, in, in_stride, w, bias, width, plane, weights,
+                                    biases, offset);
+    for (size_t t = 0; t < taps; t++) /* in floats of a half */
+        offset[t] *= HALF;
+    block_in(g, plane, width, half0, half1);
+    const float32x4_t vmin = vdupq_n_f32(params->min), vmax = vdupq_n_f32(params->max);
+    block_outputs(g, half0, half1, width, taps, offset, weights, biases, outputs,
+                  outputs + out_pixels * HALF, vmin, vmax);
+    block_out(out_pixels, outputs, outputs + out_pixels * HALF, channels, out, out_stride);
 }
 
 #endif /* EMBER_F32_DWCONV_NEON_H */

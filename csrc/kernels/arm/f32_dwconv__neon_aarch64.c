@@ -11,6 +11,11 @@ static inline float32x4_t madd(float32x4_t acc, float32x4_t x, float w)
 
 #define madd_lane(acc, x, v, lane) vfmaq_laneq_f32(acc, x, v, lane)
 
+static inline float32x4_t madd_vector(float32x4_t acc, float32x4_t x, float32x4_t w)
+{
+    return vfmaq_f32(acc, x, w);
+}
+
 #define ACCUMULATORS 8
 #define EMBER_LOAD_CHUNK(p)                                                                  \
     {                                                                                        \
@@ -21,4 +26,5 @@ static inline float32x4_t madd(float32x4_t acc, float32x4_t x, float w)
 
 #define EMBER_DWCONV_NEON_NAME ember_f32_dwconv__neon_aarch64
 #define EMBER_DWCONV_3X3S2_NEON_NAME ember_f32_dwconv_3x3s2__neon_aarch64
+#define EMBER_DWCONV_BLOCKED_NEON_NAME ember_f32_dwconv_blocked__neon_aarch64
 #include "kernels/arm/f32_dwconv__neon.h"

@@ -512,22 +512,14 @@ static void block_outputs(const ember_f32_dwconv_geometry *g, const float *block
                           size_t taps, const ptrdiff_t *offset, const float *weights,
                           __m256 bias, float *out, __m256 vmin, __m256 vmax)
 {
-    const size_t n = g->out_h * g->out_w, row_step = g->stride_h * width * V;
-    const size_t column_step = g->stride_w * V;
-    size_t column = 0;
-    const float *x = block; /* output p's input pixel, its first tap */
+    const size_t n = g->out_h * g->out_w;
+    ember_f32_dwconv_walk walk = ember_f32_dwconv_walk_of(g, width, V);
     for (size_t p = 0; p < n; p += 8) {
+        size_t place[8]; /* the outputs' input pixels, their first taps */
+        ember_f32_dwconv_walk_next(&walk, 8, place);
         const float *at[8];
-        for (int k = 0; k < 8; k++) {
-            at[k] = x;
-            if (p + (size_t)k + 1 < n) { /* step to the next output, past the row's end */
-                x += column_step;
-                if (++column == g->out_w) {
-                    column = 0;
-                    x += row_step - g->out_w * column_step;
-                }
-            }
-        }
+        for (int k = 0; k < 8; k++)
+            at[k] = block + place[k];
         __m256 c0 = bias, c1 = bias, c2 = bias, c3 = bias;
         __m256 c4 = bias, c5 = bias, c6 = bias, c7 = bias;
         for (size_t t = 0; t < taps; t++) {
@@ -565,18 +557,11 @@ void ember_f32_dwconv_blocked__avx2_fma(const ember_f32_dwconv_geometry *g, size
     float *block = scratch, *outputs = scratch + ember_f32_dwconv_padding_floats(g);
     float *weights = outputs + out_pixels * V, *biases = weights + taps * V;
     const float *plane[V];
-    for (size_t c = 0; c < V; c++) /* lanes past `channels` repeat the last channel */
-        plane[c] = in + (c < channels ? c : channels - 1) * in_stride;
-    for (size_t c = 0; c < V; c++) {
-        const size_t from = c < channels ? c : channels - 1;
-        for (size_t t = 0; t < taps; t++)
-            weights[t * V + c] = w[from * taps + t];
-        biases[c] = bias[from];
-    }
     ptrdiff_t offset[EMBER_F32_DWCONV_MAX_TAPS];
-    for (size_t i = 0, t = 0; i < g->kernel_h; i++)
-        for (size_t j = 0; j < g->kernel_w; j++, t++)
-            offset[t] = (ptrdiff_t)((i * g->dilation_h * width + j * g->dilation_w) * V);
+    ember_f32_dwconv_block_operands(g, channels, in, in_stride, w, bias, width, plane, weights,
+                                    biases, offset);
+    for (size_t t = 0; t < taps; t++) /* in floats */
+        offset[t] *= V;
     block_in(g, plane, width, block);
     const __m256 vmin = _mm256_set1_ps(params->min), vmax = _mm256_set1_ps(params->max);
     block_outputs(g, block, width, taps, offset, weights, _mm256_load_ps(biases), outputs,
