@@ -73,15 +73,20 @@ static inline size_t ember_f32_dwconv_padded(size_t in, size_t pad, size_t out, 
     return in + pad > reach ? in + pad : reach;
 }
 
+/* The padded block's width, in pixels. */
+static inline size_t ember_f32_dwconv_block_width(const ember_f32_dwconv_geometry *g)
+{
+    return ember_f32_dwconv_padded(g->in_w, g->pad_left, g->out_w, g->kernel_w, g->stride_w,
+                                   g->dilation_w);
+}
+
 /* Floats of the blocked kernel's scratch (out_h, out_w ≥ 1): the padded input block (its
  * first ember_f32_dwconv_padding_floats), the output block, the weights, the bias. */
 static inline size_t ember_f32_dwconv_padding_floats(const ember_f32_dwconv_geometry *g)
 {
     return ember_f32_dwconv_padded(g->in_h, g->pad_top, g->out_h, g->kernel_h, g->stride_h,
                                    g->dilation_h) *
-           ember_f32_dwconv_padded(g->in_w, g->pad_left, g->out_w, g->kernel_w, g->stride_w,
-                                   g->dilation_w) *
-           EMBER_F32_DWCONV_BLOCK;
+           ember_f32_dwconv_block_width(g) * EMBER_F32_DWCONV_BLOCK;
 }
 
 static inline size_t ember_f32_dwconv_blocked_scratch(const ember_f32_dwconv_geometry *g)

@@ -355,8 +355,7 @@ void EMBER_DWCONV_BLOCKED_NEON_NAME(const ember_f32_dwconv_geometry *g, size_t c
                                     const ember_f32_dwconv_params *params, float *scratch)
 {
     const size_t taps = g->kernel_h * g->kernel_w, out_pixels = g->out_h * g->out_w;
-    const size_t width = ember_f32_dwconv_padded(g->in_w, g->pad_left, g->out_w, g->kernel_w,
-                                                 g->stride_w, g->dilation_w);
+    const size_t width = ember_f32_dwconv_block_width(g);
     const size_t padding = ember_f32_dwconv_padding_floats(g);
     float *half0 = scratch, *half1 = scratch + padding / 2, *outputs = scratch + padding;
     float *weights = outputs + out_pixels * 2 * HALF, *biases = weights + taps * 2 * HALF;

@@ -552,8 +552,7 @@ void ember_f32_dwconv_blocked__avx2_fma(const ember_f32_dwconv_geometry *g, size
                                         const ember_f32_dwconv_params *params, float *scratch)
 {
     const size_t taps = g->kernel_h * g->kernel_w, out_pixels = g->out_h * g->out_w;
-    const size_t width = ember_f32_dwconv_padded(g->in_w, g->pad_left, g->out_w, g->kernel_w,
-                                                 g->stride_w, g->dilation_w);
+    const size_t width = ember_f32_dwconv_block_width(g);
     float *block = scratch, *outputs = scratch + ember_f32_dwconv_padding_floats(g);
     float *weights = outputs + out_pixels * V, *biases = weights + taps * V;
     const float *plane[V];
