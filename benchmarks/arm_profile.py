@@ -32,6 +32,7 @@ sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
 import cross  # noqa: E402
 from arm_icount import ARM_ICOUNT, CPUS, cook  # noqa: E402
+from code_order import function_starts  # noqa: E402
 
 ICOUNT_DIR = os.environ.get("ARM_ICOUNT_DIR", "/tmp/arm-icount")
 
@@ -46,19 +47,6 @@ def plugin(ember_run, directory):
     subprocess.run(["gcc", "-O2", "-fPIC", "-shared", "-I", os.path.dirname(header), "-o",
                     path, os.path.join(ROOT, "benchmarks", "arm_profile.c")], check=True)
     return path
-
-
-def functions(ember_run, arch):
-    """Sorted (start, name) of the binary's functions (a Thumb symbol's bit 0 cleared;
-    ARM's mapping symbols $a, $t, $d, $x name nothing)."""
-    listing = subprocess.run(["nm", "-n", "--defined-only", ember_run], capture_output=True,
-                             text=True, check=True).stdout
-    thumb = 1 if arch == "armv7" else 0
-    found = {}
-    for fields in map(str.split, listing.splitlines()):
-        if len(fields) == 3 and fields[1] in "tTwW" and not fields[2].startswith("$"):
-            found.setdefault(int(fields[0], 16) & ~thumb, fields[2])
-    return sorted(found.items())
 
 
 def counted(so, arch, cpu, command, directory):
@@ -83,8 +71,10 @@ def by_line(blocks, starts, names, function, ember_run, arch):
     tool = {"aarch64": "aarch64-linux-gnu-addr2line",
             "armv7": "arm-linux-gnueabihf-addr2line"}[arch]
     addresses = sorted(inside)
-    lines = subprocess.run([tool, "-e", ember_run, *map(hex, addresses)], capture_output=True,
-                           text=True, check=True).stdout.split()
+    # one line an address, "FILE:LINE" or "FILE:LINE (discriminator N)"
+    lines = [line.split(" ")[0] for line in
+             subprocess.run([tool, "-e", ember_run, *map(hex, addresses)], capture_output=True,
+                            text=True, check=True).stdout.splitlines()]
     totals = collections.Counter()
     for address, line in zip(addresses, lines):
         totals[line.replace(ROOT + os.sep, "")] += inside[address]
@@ -115,7 +105,7 @@ def main():
     args = parser.parse_args()
     ember_run = args.ember_run or os.path.join(ROOT, "build", args.arch, "ember-run")
     cpu = args.cpu or CPUS[args.arch]
-    table = functions(ember_run, args.arch)
+    table = function_starts(ember_run)
     starts, names = [s for s, _ in table], [n for _, n in table]
     inputs = [a for path in args.inputs for a in ("-i", path)]
     with tempfile.TemporaryDirectory() as directory:

@@ -3,9 +3,9 @@ csrc/code_order.txt, the order SConstruct lays them out in (the code of a proces
 mapped in 64 KiB windows around every page it runs, so the code runs reach, packed
 together, is what a small model's peak carries; docs/runtime.md, "ember-run").
 
-Each subject (the light zoo, the torch exports, a plan of one add and relu with --memory) runs once
-under gdb, with a temporary breakpoint on every function of the binary: the first hit of
-each is recorded. An x86 binary runs natively and under each `--isa`; an ARM one under
+Each subject (the light zoo, the torch exports, a plan of one add and relu with --memory)
+runs once under gdb, with a temporary breakpoint on every function of the binary: the
+first hit of each is recorded. An x86 binary runs natively and under each `--isa`; an ARM one under
 QEMU (its gdb stub, with gdb-multiarch). Per binary, what every run reached comes first
 (the loader, the parser, prepare, the common ops), then what one ISA's runs reached,
 then one model's (`ranked`); the binaries' orders are merged by relative position
@@ -199,11 +199,21 @@ def merged(orders):
     return sorted(place, key=lambda name: (place[name], name))
 
 
-def functions_of(binary):
-    listing = subprocess.run(["nm", "--defined-only", binary], capture_output=True,
+def function_starts(binary):
+    """Sorted (start address, name) of a binary's functions: a Thumb symbol's bit 0
+    cleared, ARM's mapping symbols ($a, $t, $d, $x: they name nothing) left out."""
+    listing = subprocess.run(["nm", "-n", "--defined-only", binary], capture_output=True,
                              text=True, check=True).stdout
-    return {fields[2] for fields in map(str.split, listing.splitlines())
-            if len(fields) == 3 and fields[1] in "tTwW" and not fields[2].startswith("$")}
+    thumb = 1 if architecture(binary) == "armv7" else 0
+    found = {}
+    for fields in map(str.split, listing.splitlines()):
+        if len(fields) == 3 and fields[1] in "tTwW" and not fields[2].startswith("$"):
+            found.setdefault(int(fields[0], 16) & ~thumb, fields[2])
+    return sorted(found.items())
+
+
+def functions_of(binary):
+    return {name for _, name in function_starts(binary)}
 
 
 def previous_order():

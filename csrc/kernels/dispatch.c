@@ -121,8 +121,8 @@ const char *ember_core_class_name(ember_core_class core)
 }
 
 /* CPUID's vendor and family: AMD's family 1Ah is Zen 5, and 19h Zen 4 with AVX-512 or
- * Zen 3 (and 3+) without (the family is the base family plus the extended one when the base is 0Fh). An
- * Intel core with AVX-512 and AMX tiles (leaf 7, EDX bit 24) is a Sapphire Rapids or a
+ * Zen 3 (and 3+) without (the family is the base family plus the extended one when the
+ * base is 0Fh). An Intel core with AVX-512 and AMX tiles (leaf 7, EDX bit 24) is a Sapphire Rapids or a
  * later Xeon: told by a feature, not by the model number, which virtual machines forge
  * (the one measured reported model A7h, a desktop part's). */
 static ember_core_class detected_core_class(void)

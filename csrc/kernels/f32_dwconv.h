@@ -97,14 +97,15 @@ static inline size_t ember_f32_dwconv_blocked_scratch(const ember_f32_dwconv_geo
 
 /* A blocked kernel's operands: the block's EMBER_F32_DWCONV_BLOCK planes (lanes past
  * `channels` repeat the last channel), the weights as [tap][channel of the block], the
- * biases, and each tap's offset from an output's first input pixel, in pixels of the
- * padded block `width` pixels wide. */
+ * biases, and each tap's offset from an output's first input pixel, in floats of the
+ * padded block (`width` pixels wide, `pixel` floats a pixel). */
 static inline void ember_f32_dwconv_block_operands(const ember_f32_dwconv_geometry *g,
                                                    size_t channels, const float *in,
                                                    size_t in_stride, const float *w,
                                                    const float *bias, size_t width,
-                                                   const float **plane, float *weights,
-                                                   float *biases, ptrdiff_t *offset)
+                                                   size_t pixel, const float **plane,
+                                                   float *weights, float *biases,
+                                                   ptrdiff_t *offset)
 {
     const size_t taps = g->kernel_h * g->kernel_w, block = EMBER_F32_DWCONV_BLOCK;
     for (size_t c = 0; c < block; c++) {
@@ -116,7 +117,7 @@ static inline void ember_f32_dwconv_block_operands(const ember_f32_dwconv_geomet
     }
     for (size_t i = 0, t = 0; i < g->kernel_h; i++)
         for (size_t j = 0; j < g->kernel_w; j++, t++)
-            offset[t] = (ptrdiff_t)(i * g->dilation_h * width + j * g->dilation_w);
+            offset[t] = (ptrdiff_t)((i * g->dilation_h * width + j * g->dilation_w) * pixel);
 }
 
 /* A blocked kernel's outputs in raster order (across rows), as where each one's first

@@ -1,7 +1,7 @@
 /*
  * csrc/ops/conv.h — what conv.c, its run (conv_run.c) and its paths (conv_im2col.c,
  * conv_implicit.c, conv_pointwise.c, conv_few_pixels.c, conv_depthwise.c,
- * conv_winograd.c) share, private
+ * conv_winograd.c, conv_winograd_cost.c) share, private
  * to csrc/ops: the prepared geometry of a convolution, the band layout, im2col packing,
  * the epilogue's clamp and hard swish.
  */
@@ -294,12 +294,17 @@ void ember_conv_pointwise_run(const conv_prepared *p, int64_t channels, const fl
                               int64_t count, const float *filter, float *columns, float *out,
                               size_t row_bytes, const ember_f32_gemm_params *slice);
 
-/* Winograd F(2×2, 3×3) (conv_winograd.c): whether the conv qualifies and pays against
- * the form it would otherwise take (the few-pixel one when `few_pixels`, else the
- * im2col or implicit GEMM); at prepare, its blocks and *scratch_bytes; the packed
+/* Winograd F(2×2, 3×3): whether the conv qualifies and pays against the form it would
+ * otherwise take (the few-pixel one when `few_pixels`, else the im2col or implicit GEMM:
+ * conv_winograd_cost.c); at prepare (conv_winograd.c), its blocks and *scratch_bytes; the packed
  * filter's floats per group and its packing; the run of one group of one image
  * (residual: that group's part, or NULL). */
 int ember_conv_winograd_pays(const conv_prepared *p, int few_pixels);
+/* Its 2×2 tiles per image, output channels per filter transform, and tiles per block of
+ * the input transform given that many channels (conv_winograd_cost.c). */
+size_t ember_conv_winograd_tiles(const conv_prepared *p);
+int64_t ember_conv_winograd_filter_rows(const conv_prepared *p);
+size_t ember_conv_winograd_block_tiles(const conv_prepared *p, int64_t rows);
 void ember_conv_winograd_prepare(conv_prepared *p, const ember_f32_winograd_kernel *kernel,
                                  size_t *scratch_bytes);
 size_t ember_conv_winograd_filter_floats(const conv_prepared *p);

@@ -26,10 +26,10 @@
  * are 3×3 stride-2 convs whose rows have 48 outputs or more, a stride-2 run a row
  * (stride2_plane: 96 channels 112² -> 56² 0.87x). Small planes, and planes of 5×5 and
  * larger kernels up to 32×32 outputs, go through the ISA's blocked kernel (x86's and
- * NEON's: kernels.h; blocked_pays says which, by ISA); larger 3×3 stride-2 planes padded by 1 on
- * the left through its whole-plane kernel, where it has one: in place at any width,
- * without a call per row (x86, against the paths above: 96 channels
- * 112² -> 56² 0.83x, 64 at 48² -> 24² 0.72x, 64 at 24² -> 12² 0.5x the node's time;
+ * NEON's: kernels.h; blocked_pays says which, by ISA); larger 3×3 stride-2 planes padded
+ * by 1 on the left through its whole-plane kernel, where it has one: in place at any
+ * width, without a call per row (x86, against the paths above: 96 channels 112² -> 56²
+ * 0.83x, 64 at 48² -> 24² 0.72x, 64 at 24² -> 12² 0.5x the node's time;
  * MobileNetV3 0.92x, MobileNetV2 0.97-0.99x).
  * Other convs (3-d, larger strides) accumulate one tap at a time over the output range
  * that tap keeps inside the input.

@@ -254,7 +254,8 @@ void EMBER_DWCONV_3X3S2_NEON_NAME(size_t n, const float *const *row, const float
  * Rows of at least 4 pixels go four at a time, the last four ending at the row's end
  * (rewriting a few); narrower rows, and planes of fewer than 4 pixels, a float at a time.
  */
-enum { HALF = 4 };
+enum { HALF = EMBER_F32_DWCONV_BLOCK / 2 };
+_Static_assert((int)HALF == (int)V, "a half of a block is one vector");
 
 /* The planes' pixels into the two padded halves at their (row + pad_top, column +
  * pad_left). */
@@ -361,10 +362,8 @@ void EMBER_DWCONV_BLOCKED_NEON_NAME(const ember_f32_dwconv_geometry *g, size_t c
     float *weights = outputs + out_pixels * 2 * HALF, *biases = weights + taps * 2 * HALF;
     const float *plane[2 * HALF];
     ptrdiff_t offset[EMBER_F32_DWCONV_MAX_TAPS];
-    ember_f32_dwconv_block_operands(g, channels, in, in_stride, w, bias, width, plane, weights,
-                                    biases, offset);
-    for (size_t t = 0; t < taps; t++) /* in floats of a half */
-        offset[t] *= HALF;
+    ember_f32_dwconv_block_operands(g, channels, in, in_stride, w, bias, width, HALF, plane,
+                                    weights, biases, offset);
     block_in(g, plane, width, half0, half1);
     const float32x4_t vmin = vdupq_n_f32(params->min), vmax = vdupq_n_f32(params->max);
     block_outputs(g, half0, half1, width, taps, offset, weights, biases, outputs,

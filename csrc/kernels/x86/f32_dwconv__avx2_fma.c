@@ -557,10 +557,8 @@ void ember_f32_dwconv_blocked__avx2_fma(const ember_f32_dwconv_geometry *g, size
     float *weights = outputs + out_pixels * V, *biases = weights + taps * V;
     const float *plane[V];
     ptrdiff_t offset[EMBER_F32_DWCONV_MAX_TAPS];
-    ember_f32_dwconv_block_operands(g, channels, in, in_stride, w, bias, width, plane, weights,
-                                    biases, offset);
-    for (size_t t = 0; t < taps; t++) /* in floats */
-        offset[t] *= V;
+    ember_f32_dwconv_block_operands(g, channels, in, in_stride, w, bias, width, V, plane,
+                                    weights, biases, offset);
     block_in(g, plane, width, block);
     const __m256 vmin = _mm256_set1_ps(params->min), vmax = _mm256_set1_ps(params->max);
     block_outputs(g, block, width, taps, offset, weights, _mm256_load_ps(biases), outputs,
