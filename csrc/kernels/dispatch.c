@@ -120,11 +120,24 @@ const char *ember_core_class_name(ember_core_class core)
     return (size_t)core < CORE_CLASS_COUNT ? core_class_names[core] : "unknown";
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+/* Intel's family 6 models of the server cores since Sapphire Rapids: Sapphire Rapids 8Fh,
+ * Emerald Rapids CFh, Granite Rapids ADh and AEh. */
+static int intel_rapids_model(unsigned int eax1)
+{
+    const unsigned int family = (eax1 >> 8) & 0xfu;
+    const unsigned int model = ((eax1 >> 12) & 0xf0u) | ((eax1 >> 4) & 0xfu);
+    return family == 6 &&
+           (model == 0x8fu || model == 0xcfu || model == 0xadu || model == 0xaeu);
+}
+#endif
+
 /* CPUID's vendor and family: AMD's family 1Ah is Zen 5, and 19h Zen 4 with AVX-512 or
  * Zen 3 (and 3+) without (the family is the base family plus the extended one when the
- * base is 0Fh). An Intel core with AVX-512 and AMX tiles (leaf 7, EDX bit 24) is a Sapphire Rapids or a
- * later Xeon: told by a feature, not by the model number, which virtual machines forge
- * (the one measured reported model A7h, a desktop part's). */
+ * base is 0Fh). An Intel core with AVX-512 is a Sapphire Rapids or a later Xeon when it
+ * has AMX tiles (leaf 7, EDX bit 24) or a model number of theirs: virtual machines forge
+ * either, the model (one measured with AMX reported A7h, a desktop part's) or the
+ * features (an Emerald Rapids, model CFh, showed Ice Lake's: no AMX, no AVX512-FP16). */
 static ember_core_class detected_core_class(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -137,8 +150,10 @@ static ember_core_class detected_core_class(void)
         unsigned int ebx7, edx7;
         cpuid_leaf7(&ebx7, &edx7);
         const int amx_tile = (edx7 >> 24) & 1;
-        return amx_tile && ember_cpu_has(EMBER_ISA_AVX512F) ? EMBER_CORE_SAPPHIRE_RAPIDS
-                                                            : EMBER_CORE_GENERIC;
+        const int rapids = amx_tile || (__get_cpuid(1, &eax, &ebx, &ecx, &edx) &&
+                                        intel_rapids_model(eax));
+        return rapids && ember_cpu_has(EMBER_ISA_AVX512F) ? EMBER_CORE_SAPPHIRE_RAPIDS
+                                                          : EMBER_CORE_GENERIC;
     }
     if (!amd || !__get_cpuid(1, &eax, &ebx, &ecx, &edx))
         return EMBER_CORE_GENERIC;

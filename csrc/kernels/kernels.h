@@ -44,9 +44,10 @@ typedef enum ember_core_class {
     EMBER_CORE_ZEN5, /* AMD family 1Ah (measured: EPYC 9005, model 2) */
     EMBER_CORE_ZEN4, /* AMD family 19h with AVX-512 (measured: EPYC 9004, model 11h);
                         the family's Zen 3 models have none */
-    EMBER_CORE_SAPPHIRE_RAPIDS, /* Intel with AVX-512 and AMX (measured: a Xeon with
-                                   AVX512-FP16 and AMX-BF16/INT8, no AMX-FP16: Sapphire
-                                   or Emerald Rapids); Cascade Lake has no AMX */
+    EMBER_CORE_SAPPHIRE_RAPIDS, /* Intel with AVX-512 and AMX or a Sapphire, Emerald or
+                                   Granite Rapids model number (measured: a Xeon with
+                                   AVX512-FP16 and AMX-BF16/INT8, no AMX-FP16; an Emerald
+                                   Rapids, model CFh, AMX hidden); Cascade Lake has no AMX */
     EMBER_CORE_ZEN3 /* AMD family 19h without AVX-512 (measured: EPYC 7003, model 1) */
 } ember_core_class;
 

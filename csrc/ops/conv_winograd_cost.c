@@ -116,7 +116,9 @@ size_t ember_conv_winograd_block_tiles(const conv_prepared *p, int64_t rows)
  * 96 at 14×14), 0.83-0.93x (DenseNet121's 128 -> 32 at 28×28), 0.86-0.88x (SqueezeNet's
  * 16 -> 64 at 55×55 and 32 -> 128 at 27×27), 0.95-0.96x (its 64 -> 256 at 13×13); even
  * (0.90-1.14, median 0.99: DenseNet's 128 -> 32 at 14×14; 1.00: SqueezeNet's 48 -> 192
- * at 13×13); per-node medians of 6 alternated `ember-run --profile` runs.
+ * at 13×13); per-node medians of 6 alternated `ember-run --profile` runs. An Emerald
+ * Rapids (model CFh, AMX hidden by its virtual machine) likewise: SqueezeNet 0.94x,
+ * DenseNet121 0.97-0.99x (bench_ab, 30 pairs each way).
  */
 /*
  * A Zen 3 (EPYC 7003, family 19h model 1, AVX2) since the AVX2 transforms store whole
