@@ -245,9 +245,9 @@ EMBER_NAMED_KERNEL_TABLE(ember_f32_softmax_row_kernel, softmax_row,
 #undef EMBER_NAMED_KERNEL_TABLE
 #undef EMBER_NAMED_KERNEL_ENTRY
 
-#define EMBER_F32_DWCONV_ENTRY(suffix, isa, blocked, plane)                                \
+#define EMBER_F32_DWCONV_ENTRY(suffix, isa, blocked, plane, block)                         \
     {"f32_dwconv__" #suffix, isa, ember_f32_dwconv__##suffix,                              \
-     ember_f32_dwconv_3x3s2__##suffix, blocked, plane},
+     ember_f32_dwconv_3x3s2__##suffix, blocked, plane, block},
 const ember_f32_dwconv_kernel ember_f32_dwconv_kernels[] = {
     EMBER_F32_DWCONV_KERNELS(EMBER_F32_DWCONV_ENTRY)
 };

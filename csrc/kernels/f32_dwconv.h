@@ -61,8 +61,10 @@ typedef struct ember_f32_dwconv_geometry {
     size_t pad_top, pad_left; /* the bottom and right padding follow from the output size */
 } ember_f32_dwconv_geometry;
 
-/* Channels per blocked call, at most, and taps per channel, at most. */
+/* Channels per blocked call: the block of the scalar, AVX2 and NEON kernels, the most of
+ * any (AVX-512's, a vector of 16), and taps per channel, at most. */
 #define EMBER_F32_DWCONV_BLOCK 8
+#define EMBER_F32_DWCONV_MAX_BLOCK 16
 #define EMBER_F32_DWCONV_MAX_TAPS 64
 
 /* The zero-padded input block's rows and columns: every row and column a tap reads. */
@@ -80,22 +82,25 @@ static inline size_t ember_f32_dwconv_block_width(const ember_f32_dwconv_geometr
                                    g->dilation_w);
 }
 
-/* Floats of the blocked kernel's scratch (out_h, out_w ≥ 1): the padded input block (its
- * first ember_f32_dwconv_padding_floats), the output block, the weights, the bias. */
-static inline size_t ember_f32_dwconv_padding_floats(const ember_f32_dwconv_geometry *g)
+/* Floats of the scratch of a blocked kernel of `block` channels (out_h, out_w ≥ 1): the
+ * padded input block (its first ember_f32_dwconv_padding_floats), the output block, the
+ * weights, the bias. */
+static inline size_t ember_f32_dwconv_padding_floats(const ember_f32_dwconv_geometry *g,
+                                                     size_t block)
 {
     return ember_f32_dwconv_padded(g->in_h, g->pad_top, g->out_h, g->kernel_h, g->stride_h,
                                    g->dilation_h) *
-           ember_f32_dwconv_block_width(g) * EMBER_F32_DWCONV_BLOCK;
+           ember_f32_dwconv_block_width(g) * block;
 }
 
-static inline size_t ember_f32_dwconv_blocked_scratch(const ember_f32_dwconv_geometry *g)
+static inline size_t ember_f32_dwconv_blocked_scratch(const ember_f32_dwconv_geometry *g,
+                                                      size_t block)
 {
-    return ember_f32_dwconv_padding_floats(g) +
-           (g->out_h * g->out_w + g->kernel_h * g->kernel_w + 1) * EMBER_F32_DWCONV_BLOCK;
+    return ember_f32_dwconv_padding_floats(g, block) +
+           (g->out_h * g->out_w + g->kernel_h * g->kernel_w + 1) * block;
 }
 
-/* A blocked kernel's operands: the block's EMBER_F32_DWCONV_BLOCK planes (lanes past
+/* A blocked kernel's operands: the block's `block` planes (lanes past
  * `channels` repeat the last channel), the weights as [tap][channel of the block], the
  * biases, and each tap's offset from an output's first input pixel, in floats of the
  * padded block (`width` pixels wide, `pixel` floats a pixel). */
@@ -103,11 +108,12 @@ static inline void ember_f32_dwconv_block_operands(const ember_f32_dwconv_geomet
                                                    size_t channels, const float *in,
                                                    size_t in_stride, const float *w,
                                                    const float *bias, size_t width,
-                                                   size_t pixel, const float **plane,
+                                                   size_t block, size_t pixel,
+                                                   const float **plane,
                                                    float *weights, float *biases,
                                                    ptrdiff_t *offset)
 {
-    const size_t taps = g->kernel_h * g->kernel_w, block = EMBER_F32_DWCONV_BLOCK;
+    const size_t taps = g->kernel_h * g->kernel_w;
     for (size_t c = 0; c < block; c++) {
         const size_t from = c < channels ? c : channels - 1;
         plane[c] = in + from * in_stride;
@@ -154,7 +160,7 @@ static inline void ember_f32_dwconv_walk_next(ember_f32_dwconv_walk *w, size_t c
 }
 
 /*
- * `channels` (1 .. EMBER_F32_DWCONV_BLOCK) planes of a depthwise convolution at once:
+ * `channels` (1 .. the kernel's block) planes of a depthwise convolution at once:
  * channel c's input plane at in + c·in_stride (in_h × in_w floats), its taps at
  * w + c·taps (taps = kernel_h·kernel_w, row-major), its bias bias[c], its output plane at
  * out + c·out_stride (out_h × out_w):
@@ -168,7 +174,7 @@ static inline void ember_f32_dwconv_walk_next(ember_f32_dwconv_walk *w, size_t c
  * each tap of each output is one multiply-add for the whole block, at a fixed offset: no
  * edge, stride or narrow-row case, and the rows' ends cost nothing (NCHW planes of a
  * few pixels a row are mostly edges). scratch holds ember_f32_dwconv_blocked_scratch
- * floats, its first ember_f32_dwconv_padding_floats zero on the first call for a
+ * floats (of the kernel's block), its first ember_f32_dwconv_padding_floats zero on the first call for a
  * geometry (the kernel writes only the input's pixels there: zero them once per conv,
  * not per call); 32-byte aligned. Reads only the planes' floats, writes only the output
  * planes' and scratch; out overlaps no input. kernel_h·kernel_w ≤
@@ -198,31 +204,34 @@ typedef struct ember_f32_dwconv_kernel {
     ember_f32_dwconv_3x3s2_fn fn_3x3s2;
     ember_f32_dwconv_blocked_fn blocked; /* NULL: this ISA runs every plane through fn */
     ember_f32_dwconv_plane_fn plane_3x3s2; /* NULL: through fn_3x3s2 */
+    size_t block; /* the blocked kernel's channels a call, at most */
 } ember_f32_dwconv_kernel;
 
-/* X(isa_suffix, isa, blocked, plane_3x3s2): each entry is ember_f32_dwconv__<isa_suffix>
- * and ember_f32_dwconv_3x3s2__<isa_suffix>, in the file f32_dwconv__<isa_suffix>.c, and
- * its blocked and whole-plane kernels (declared below) or NULL. The NEON ones have a
- * blocked kernel and no whole-plane one; the scalar one's blocked kernel is the
- * reference of all. The AVX-512 one takes the AVX2 blocked kernel (a block's 8 channels
- * are one 8-float vector) and, for rows of 16 outputs or fewer, its whole planes. */
+/* X(isa_suffix, isa, blocked, plane_3x3s2, block): each entry is
+ * ember_f32_dwconv__<isa_suffix> and ember_f32_dwconv_3x3s2__<isa_suffix>, in the file
+ * f32_dwconv__<isa_suffix>.c, its blocked and whole-plane kernels (declared below) or
+ * NULL, and the blocked kernel's channels a call (a block's channels are one vector on
+ * x86; two on NEON). The NEON ones have a blocked kernel and no whole-plane one; the
+ * scalar one's blocked kernel is the reference of all. */
 #define EMBER_F32_DWCONV_KERNELS_GENERIC(X)                                                \
-    X(scalar, EMBER_ISA_SCALAR, ember_f32_dwconv_blocked__scalar, NULL)
+    X(scalar, EMBER_ISA_SCALAR, ember_f32_dwconv_blocked__scalar, NULL, EMBER_F32_DWCONV_BLOCK)
 #if defined(__x86_64__) || defined(_M_X64)
 #define EMBER_F32_DWCONV_KERNELS(X)                                                        \
     EMBER_F32_DWCONV_KERNELS_GENERIC(X)                                                    \
     X(avx2_fma, EMBER_ISA_AVX2_FMA, ember_f32_dwconv_blocked__avx2_fma,                     \
-      ember_f32_dwconv_plane_3x3s2__avx2_fma)                                              \
-    X(avx512f, EMBER_ISA_AVX512F, ember_f32_dwconv_blocked__avx2_fma,                       \
-      ember_f32_dwconv_plane_3x3s2__avx512f)
+      ember_f32_dwconv_plane_3x3s2__avx2_fma, EMBER_F32_DWCONV_BLOCK)                      \
+    X(avx512f, EMBER_ISA_AVX512F, ember_f32_dwconv_blocked__avx512f,                        \
+      ember_f32_dwconv_plane_3x3s2__avx512f, EMBER_F32_DWCONV_MAX_BLOCK)
 #elif defined(__aarch64__)
 #define EMBER_F32_DWCONV_KERNELS(X)                                                        \
     EMBER_F32_DWCONV_KERNELS_GENERIC(X)                                                    \
-    X(neon_aarch64, EMBER_ISA_NEON_AARCH64, ember_f32_dwconv_blocked__neon_aarch64, NULL)
+    X(neon_aarch64, EMBER_ISA_NEON_AARCH64, ember_f32_dwconv_blocked__neon_aarch64, NULL,     \
+      EMBER_F32_DWCONV_BLOCK)
 #elif defined(__arm__) && defined(__ARM_NEON)
 #define EMBER_F32_DWCONV_KERNELS(X)                                                        \
     EMBER_F32_DWCONV_KERNELS_GENERIC(X)                                                    \
-    X(neon_armv7, EMBER_ISA_NEON_ARMV7, ember_f32_dwconv_blocked__neon_armv7, NULL)
+    X(neon_armv7, EMBER_ISA_NEON_ARMV7, ember_f32_dwconv_blocked__neon_armv7, NULL,         \
+      EMBER_F32_DWCONV_BLOCK)
 #else
 #define EMBER_F32_DWCONV_KERNELS(X) EMBER_F32_DWCONV_KERNELS_GENERIC(X)
 #endif
@@ -235,6 +244,7 @@ typedef struct ember_f32_dwconv_kernel {
 EMBER_DECLARE_F32_DWCONV_PLANES(ember_f32_dwconv_blocked__scalar)
 #if defined(__x86_64__) || defined(_M_X64)
 EMBER_DECLARE_F32_DWCONV_PLANES(ember_f32_dwconv_blocked__avx2_fma)
+EMBER_DECLARE_F32_DWCONV_PLANES(ember_f32_dwconv_blocked__avx512f)
 EMBER_DECLARE_F32_DWCONV_PLANES(ember_f32_dwconv_plane_3x3s2__avx2_fma)
 EMBER_DECLARE_F32_DWCONV_PLANES(ember_f32_dwconv_plane_3x3s2__avx512f)
 #elif defined(__aarch64__)
@@ -244,7 +254,7 @@ EMBER_DECLARE_F32_DWCONV_PLANES(ember_f32_dwconv_blocked__neon_armv7)
 #endif
 #undef EMBER_DECLARE_F32_DWCONV_PLANES
 
-#define EMBER_DECLARE_F32_DWCONV(suffix, isa, blocked, plane)                              \
+#define EMBER_DECLARE_F32_DWCONV(suffix, isa, blocked, plane, block)                              \
     void ember_f32_dwconv__##suffix(size_t n, size_t taps, const float *const *src,        \
                                     const float *w, float bias, float *out,                \
                                     const ember_f32_dwconv_params *params);                \

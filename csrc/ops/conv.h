@@ -61,6 +61,7 @@ typedef struct conv_prepared {
                                          channel: this kernel, a block of channels a call;
                                          or 3×3 stride-2 planes: the whole-plane kernel
                                          (dw_whole_planes) */
+    size_t dw_block;                  /* dw_blocked's channels a call */
     int dw_whole_planes;              /* dw_blocked is the ISA's plane_3x3s2 (no scratch) */
     ember_f32_dwconv_geometry dw_geometry; /* its planes */
     int64_t block;                    /* output pixels per packed B block, multiple of nr */

@@ -227,8 +227,10 @@ static int takes_blocked_kernel(conv_prepared *p, const ember_f32_dwconv_kernel 
         if (q.pad_before[d] < 0)
             return 0;
     p->dw_blocked = kernel->blocked;
+    p->dw_block = kernel->block;
     set_geometry(p, &q);
-    *scratch_bytes = ember_f32_dwconv_blocked_scratch(&p->dw_geometry) * sizeof(float);
+    *scratch_bytes =
+        ember_f32_dwconv_blocked_scratch(&p->dw_geometry, p->dw_block) * sizeof(float);
     return 1;
 }
 
@@ -243,6 +245,7 @@ static int takes_plane_kernel(conv_prepared *p, const ember_f32_dwconv_kernel *k
         p->pad_before[0] < 0 || p->pad_before[1] != 1)
         return 0;
     p->dw_blocked = kernel->plane_3x3s2;
+    p->dw_block = EMBER_F32_DWCONV_BLOCK; /* any count: the block the op hands it */
     p->dw_whole_planes = 1;
     set_geometry(p, p);
     *scratch_bytes = round_up_64((size_t)p->in_dims[1] * sizeof(float)); /* a zero row */
@@ -506,18 +509,18 @@ static void stride2_plane(const conv_prepared *p, const float *in, const float *
     }
 }
 
-/* Every image's channels through the blocked or whole-plane kernel, EMBER_F32_DWCONV_BLOCK
- * at a time. */
+/* Every image's channels through the blocked or whole-plane kernel, dw_block at a time. */
 static void blocked_run(const conv_prepared *p, const float *input, const float *filter,
                         const float *bias, float *output, float *scratch)
 {
     const ember_f32_dwconv_params params = {p->min, p->max};
-    memset(scratch, 0, (p->dw_whole_planes ? p->dw_geometry.in_w
-                                           : ember_f32_dwconv_padding_floats(&p->dw_geometry)) *
-                           sizeof(float));
+    memset(scratch, 0,
+           (p->dw_whole_planes ? p->dw_geometry.in_w
+                               : ember_f32_dwconv_padding_floats(&p->dw_geometry, p->dw_block)) *
+               sizeof(float));
     for (int64_t n = 0; n < p->batch; n++)
-        for (int64_t c = 0; c < p->channels; c += EMBER_F32_DWCONV_BLOCK) {
-            const int64_t left = p->channels - c, most = EMBER_F32_DWCONV_BLOCK;
+        for (int64_t c = 0; c < p->channels; c += (int64_t)p->dw_block) {
+            const int64_t left = p->channels - c, most = (int64_t)p->dw_block;
             const size_t block = (size_t)(left < most ? left : most);
             p->dw_blocked(&p->dw_geometry, block,
                           input + (n * p->channels + c) * p->in_pixels, (size_t)p->in_pixels,

@@ -231,7 +231,8 @@ static void run_case_blocked(const ember_f32_dwconv_kernel *kernel,
     guarded input = guarded_new(channels * in_plane);
     for (size_t x = 0; x < channels * in_plane; x++)
         input.data[x] = uniform();
-    float w[EMBER_F32_DWCONV_BLOCK * EMBER_F32_DWCONV_MAX_TAPS], bias[EMBER_F32_DWCONV_BLOCK];
+    float w[EMBER_F32_DWCONV_MAX_BLOCK * EMBER_F32_DWCONV_MAX_TAPS];
+    float bias[EMBER_F32_DWCONV_MAX_BLOCK];
     for (size_t x = 0; x < channels * taps; x++)
         w[x] = uniform();
     for (size_t c = 0; c < channels; c++)
@@ -244,10 +245,10 @@ static void run_case_blocked(const ember_f32_dwconv_kernel *kernel,
     for (size_t x = 0; x < g->in_w; x++)
         zero_row.data[x] = 0.0f;
     float *scratch = whole ? zero_row.data
-                           : aligned_alloc(32, (ember_f32_dwconv_blocked_scratch(g) + 8) *
+                           : aligned_alloc(32, (ember_f32_dwconv_blocked_scratch(g, kernel->block) + 8) *
                                                    sizeof(float));
     if (!whole)
-        memset(scratch, 0, ember_f32_dwconv_blocked_scratch(g) * sizeof(float));
+        memset(scratch, 0, ember_f32_dwconv_blocked_scratch(g, kernel->block) * sizeof(float));
     scalar->blocked(g, channels, input.data, in_plane, w, bias, ref, out_plane, &params, NULL);
     char what[160];
     snprintf(what, sizeof what,
@@ -360,7 +361,7 @@ static void run_blocked(const ember_f32_dwconv_kernel *kernel)
             continue;
         g.out_h = (g.in_h + g.pad_top + pad_bottom - reach_h) / g.stride_h + 1;
         g.out_w = (g.in_w + g.pad_left + pad_right - reach_w) / g.stride_w + 1;
-        run_case_blocked(kernel, &g, 1 + (size_t)rand() % EMBER_F32_DWCONV_BLOCK, n % 2, 0);
+        run_case_blocked(kernel, &g, 1 + (size_t)rand() % kernel->block, n % 2, 0);
     }
     /* MobileNets' planes: 3×3 "same" at 7×7, 12×12 and 14×14, stride 2 from 14×14 and
      * 24×24, 5×5 "same" at 28×28 and stride 2 from 48×48 (conv_depthwise.c's
@@ -375,7 +376,7 @@ static void run_blocked(const ember_f32_dwconv_kernel *kernel)
         {48, 48, 24, 24, 5, 5, 2, 2, 1, 1, 2, 2},
     };
     for (size_t i = 0; i < sizeof nets / sizeof *nets; i++)
-        for (size_t channels = 1; channels <= EMBER_F32_DWCONV_BLOCK; channels += 7)
+        for (size_t channels = 1; channels <= kernel->block; channels += 7)
             run_case_blocked(kernel, &nets[i], channels, 0, 0);
 }
 

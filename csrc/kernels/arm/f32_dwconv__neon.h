@@ -357,13 +357,14 @@ void EMBER_DWCONV_BLOCKED_NEON_NAME(const ember_f32_dwconv_geometry *g, size_t c
 {
     const size_t taps = g->kernel_h * g->kernel_w, out_pixels = g->out_h * g->out_w;
     const size_t width = ember_f32_dwconv_block_width(g);
-    const size_t padding = ember_f32_dwconv_padding_floats(g);
+    const size_t padding = ember_f32_dwconv_padding_floats(g, EMBER_F32_DWCONV_BLOCK);
     float *half0 = scratch, *half1 = scratch + padding / 2, *outputs = scratch + padding;
     float *weights = outputs + out_pixels * 2 * HALF, *biases = weights + taps * 2 * HALF;
     const float *plane[2 * HALF];
     ptrdiff_t offset[EMBER_F32_DWCONV_MAX_TAPS];
-    ember_f32_dwconv_block_operands(g, channels, in, in_stride, w, bias, width, HALF, plane,
-                                    weights, biases, offset);
+    ember_f32_dwconv_block_operands(g, channels, in, in_stride, w, bias, width,
+                                    EMBER_F32_DWCONV_BLOCK, HALF, plane, weights, biases,
+                                    offset);
     block_in(g, plane, width, half0, half1);
     const float32x4_t vmin = vdupq_n_f32(params->min), vmax = vdupq_n_f32(params->max);
     block_outputs(g, half0, half1, width, taps, offset, weights, biases, outputs,

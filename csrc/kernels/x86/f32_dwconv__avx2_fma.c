@@ -25,6 +25,8 @@
 
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 
+#include "kernels/x86/f32_transpose_8x8__avx.h"
+
 enum { V = 8, ACCUMULATORS = 4, CHUNK = V * ACCUMULATORS };
 
 static inline __m256 clamp8(__m256 v, __m256 vmin, __m256 vmax)
@@ -359,209 +361,24 @@ void ember_f32_dwconv_plane_3x3s2__avx2_fma(const ember_f32_dwconv_geometry *g,
         plane_3x3s2(g, in, w, bias[c], out, scratch, vmin, vmax);
 }
 
-/*
- * The blocked kernel: 8 channels' planes transposed into scratch, a pixel's 8 channels one
- * vector (8 × 8 transposes of 8 pixels of 8 planes: unpacks, shuffles, lane swaps), into
- * a zero-padded input block; then each output is Σ_taps w_t · block[pixel + offset_t],
- * one FMA per tap for the 8 channels, four outputs a pass so four chains overlap; then
- * the output block transposed back into the 8 output planes. The planes are walked as
- * flat runs of pixels, 8 at a time, the last 8 ending at the plane's end (rewriting a
- * few: no mask, no read past the plane); each input pixel goes to its padded position.
- */
+/* The blocked kernel (f32_dwconv_blocked__x86.h): a block's 8 channels one vector. */
 
-/* r0..r7 (8 vectors, named: an array was kept on the stack, every step a store and a
- * load) transposed in place: unpacks, in-lane shuffles, lane swaps. */
-#define EMBER_TRANSPOSE_8X8(r0, r1, r2, r3, r4, r5, r6, r7)                                \
-    do {                                                                                   \
-        const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);     \
-        const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);     \
-        const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);     \
-        const __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);     \
-        const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44);                                 \
-        const __m256 u1 = _mm256_shuffle_ps(t0, t2, 0xEE);                                 \
-        const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44);                                 \
-        const __m256 u3 = _mm256_shuffle_ps(t1, t3, 0xEE);                                 \
-        const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44);                                 \
-        const __m256 u5 = _mm256_shuffle_ps(t4, t6, 0xEE);                                 \
-        const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44);                                 \
-        const __m256 u7 = _mm256_shuffle_ps(t5, t7, 0xEE);                                 \
-        r0 = _mm256_permute2f128_ps(u0, u4, 0x20);                                         \
-        r1 = _mm256_permute2f128_ps(u1, u5, 0x20);                                         \
-        r2 = _mm256_permute2f128_ps(u2, u6, 0x20);                                         \
-        r3 = _mm256_permute2f128_ps(u3, u7, 0x20);                                         \
-        r4 = _mm256_permute2f128_ps(u0, u4, 0x31);                                         \
-        r5 = _mm256_permute2f128_ps(u1, u5, 0x31);                                         \
-        r6 = _mm256_permute2f128_ps(u2, u6, 0x31);                                         \
-        r7 = _mm256_permute2f128_ps(u3, u7, 0x31);                                         \
-    } while (0)
-
-/* The 8 planes' pixels [at, at + 8), transposed: pixel at + k's 8 channels to to[k]. */
-static ALWAYS_INLINE void transposed_run(const float *const *plane, size_t at,
-                                         float *const *to)
+static ALWAYS_INLINE void transposed_run(const float *const *plane, size_t at, float *const *to)
 {
-    __m256 r0 = _mm256_loadu_ps(plane[0] + at), r1 = _mm256_loadu_ps(plane[1] + at);
-    __m256 r2 = _mm256_loadu_ps(plane[2] + at), r3 = _mm256_loadu_ps(plane[3] + at);
-    __m256 r4 = _mm256_loadu_ps(plane[4] + at), r5 = _mm256_loadu_ps(plane[5] + at);
-    __m256 r6 = _mm256_loadu_ps(plane[6] + at), r7 = _mm256_loadu_ps(plane[7] + at);
-    EMBER_TRANSPOSE_8X8(r0, r1, r2, r3, r4, r5, r6, r7);
-    _mm256_store_ps(to[0], r0);
-    _mm256_store_ps(to[1], r1);
-    _mm256_store_ps(to[2], r2);
-    _mm256_store_ps(to[3], r3);
-    _mm256_store_ps(to[4], r4);
-    _mm256_store_ps(to[5], r5);
-    _mm256_store_ps(to[6], r6);
-    _mm256_store_ps(to[7], r7);
+    ember_transpose_8x8_rows(plane, at, to, 0);
 }
 
-/* The input planes' pixels into the padded block at their (row + pad_top, column +
- * pad_left). Rows of 8 pixels or more go a row at a time, in runs of 8 (the last ending
- * at the row's end, rewriting a few) whose pixels land side by side; narrower rows in
- * runs of 8 across rows (the last ending at the plane's end), each pixel to its place,
- * its row and column counted along: a division per run (two 64-bit divides) took a fifth
- * of the kernel's time on 576 channels at 14×14 -> 7×7. A plane of fewer than 8 pixels
- * goes a float at a time. */
-static void block_in(const ember_f32_dwconv_geometry *g, const float *const *plane,
-                     size_t width, float *block)
+static ALWAYS_INLINE void transposed_out(const float *from, size_t channels, float *to,
+                                         size_t out_stride)
 {
-    const size_t n = g->in_h * g->in_w;
-    float *origin = block + (g->pad_top * width + g->pad_left) * V;
-    if (n < V) {
-        for (size_t p = 0; p < n; p++)
-            for (size_t c = 0; c < V; c++)
-                origin[((p / g->in_w) * width + p % g->in_w) * V + c] = plane[c][p];
-        return;
-    }
-    if (g->in_w >= V) {
-        for (size_t row = 0; row < g->in_h; row++)
-            for (size_t c = 0;; c += V) {
-                const size_t column = c + V <= g->in_w ? c : g->in_w - V;
-                float *const at = origin + (row * width + column) * V;
-                float *const to[V] = {at,         at + V,     at + 2 * V, at + 3 * V,
-                                      at + 4 * V, at + 5 * V, at + 6 * V, at + 7 * V};
-                transposed_run(plane, row * g->in_w + column, to);
-                if (column == g->in_w - V)
-                    break;
-            }
-        return;
-    }
-    size_t row = 0, column = 0; /* of pixel p */
-    for (size_t p = 0;; p += V) {
-        const size_t at = p < n - V ? p : n - V;
-        if (at != p) { /* the last run, moved back */
-            row = at / g->in_w;
-            column = at % g->in_w;
-        }
-        float *to[V]; /* pixel at + k's place in the block */
-        for (size_t k = 0; k < V; k++) {
-            to[k] = origin + (row * width + column) * V;
-            if (++column == g->in_w) {
-                column = 0;
-                row++;
-            }
-        }
-        transposed_run(plane, at, to);
-        if (at == n - V)
-            return;
-    }
+    ember_transpose_8x8_out(from, V, channels, to, out_stride);
 }
 
-/* The output block back into the output planes (the first `channels` of the block). */
-static void block_out(size_t n, const float *block, size_t channels, float *out,
-                      size_t out_stride)
-{
-    if (n < V) {
-        for (size_t p = 0; p < n; p++)
-            for (size_t c = 0; c < channels; c++)
-                out[c * out_stride + p] = block[p * V + c];
-        return;
-    }
-    for (size_t p = 0;; p += V) {
-        const size_t at = p < n - V ? p : n - V;
-        const float *from = block + at * V;
-        __m256 r0 = _mm256_load_ps(from), r1 = _mm256_load_ps(from + V);
-        __m256 r2 = _mm256_load_ps(from + 2 * V), r3 = _mm256_load_ps(from + 3 * V);
-        __m256 r4 = _mm256_load_ps(from + 4 * V), r5 = _mm256_load_ps(from + 5 * V);
-        __m256 r6 = _mm256_load_ps(from + 6 * V), r7 = _mm256_load_ps(from + 7 * V);
-        EMBER_TRANSPOSE_8X8(r0, r1, r2, r3, r4, r5, r6, r7);
-        float *to = out + at;
-        const __m256 rows[V] = {r0, r1, r2, r3, r4, r5, r6, r7};
-        if (channels == V) {
-            _mm256_storeu_ps(to, r0);
-            _mm256_storeu_ps(to + out_stride, r1);
-            _mm256_storeu_ps(to + 2 * out_stride, r2);
-            _mm256_storeu_ps(to + 3 * out_stride, r3);
-            _mm256_storeu_ps(to + 4 * out_stride, r4);
-            _mm256_storeu_ps(to + 5 * out_stride, r5);
-            _mm256_storeu_ps(to + 6 * out_stride, r6);
-            _mm256_storeu_ps(to + 7 * out_stride, r7);
-        } else {
-            for (size_t c = 0; c < channels; c++)
-                _mm256_storeu_ps(to + c * out_stride, rows[c]);
-        }
-        if (at == n - V)
-            return;
-    }
-}
-
-/* The output block: passes of eight outputs in raster order (across rows: a row of 7 or
- * 14 leaves no partial pass but the last, whose outputs past the end repeat the last),
- * eight FMA chains, each tap one FMA of its weights' vector and the output's input pixel
- * at a fixed offset. */
-static void block_outputs(const ember_f32_dwconv_geometry *g, const float *block, size_t width,
-                          size_t taps, const ptrdiff_t *offset, const float *weights,
-                          __m256 bias, float *out, __m256 vmin, __m256 vmax)
-{
-    const size_t n = g->out_h * g->out_w;
-    ember_f32_dwconv_walk walk = ember_f32_dwconv_walk_of(g, width, V);
-    for (size_t p = 0; p < n; p += 8) {
-        size_t place[8]; /* the outputs' input pixels, their first taps */
-        ember_f32_dwconv_walk_next(&walk, 8, place);
-        const float *at[8];
-        for (int k = 0; k < 8; k++)
-            at[k] = block + place[k];
-        __m256 c0 = bias, c1 = bias, c2 = bias, c3 = bias;
-        __m256 c4 = bias, c5 = bias, c6 = bias, c7 = bias;
-        for (size_t t = 0; t < taps; t++) {
-            const __m256 wt = _mm256_load_ps(weights + t * V);
-            const ptrdiff_t d = offset[t];
-            c0 = _mm256_fmadd_ps(wt, _mm256_load_ps(at[0] + d), c0);
-            c1 = _mm256_fmadd_ps(wt, _mm256_load_ps(at[1] + d), c1);
-            c2 = _mm256_fmadd_ps(wt, _mm256_load_ps(at[2] + d), c2);
-            c3 = _mm256_fmadd_ps(wt, _mm256_load_ps(at[3] + d), c3);
-            c4 = _mm256_fmadd_ps(wt, _mm256_load_ps(at[4] + d), c4);
-            c5 = _mm256_fmadd_ps(wt, _mm256_load_ps(at[5] + d), c5);
-            c6 = _mm256_fmadd_ps(wt, _mm256_load_ps(at[6] + d), c6);
-            c7 = _mm256_fmadd_ps(wt, _mm256_load_ps(at[7] + d), c7);
-        }
-        const size_t last = n - 1 - p; /* stores past the end go to the last output */
-        _mm256_store_ps(out + (p + 0) * V, clamp8(c0, vmin, vmax));
-        _mm256_store_ps(out + (p + at_most(1, last)) * V, clamp8(c1, vmin, vmax));
-        _mm256_store_ps(out + (p + at_most(2, last)) * V, clamp8(c2, vmin, vmax));
-        _mm256_store_ps(out + (p + at_most(3, last)) * V, clamp8(c3, vmin, vmax));
-        _mm256_store_ps(out + (p + at_most(4, last)) * V, clamp8(c4, vmin, vmax));
-        _mm256_store_ps(out + (p + at_most(5, last)) * V, clamp8(c5, vmin, vmax));
-        _mm256_store_ps(out + (p + at_most(6, last)) * V, clamp8(c6, vmin, vmax));
-        _mm256_store_ps(out + (p + at_most(7, last)) * V, clamp8(c7, vmin, vmax));
-    }
-}
-
-void ember_f32_dwconv_blocked__avx2_fma(const ember_f32_dwconv_geometry *g, size_t channels,
-                                        const float *in, size_t in_stride, const float *w,
-                                        const float *bias, float *out, size_t out_stride,
-                                        const ember_f32_dwconv_params *params, float *scratch)
-{
-    const size_t taps = g->kernel_h * g->kernel_w, out_pixels = g->out_h * g->out_w;
-    const size_t width = ember_f32_dwconv_block_width(g);
-    float *block = scratch, *outputs = scratch + ember_f32_dwconv_padding_floats(g);
-    float *weights = outputs + out_pixels * V, *biases = weights + taps * V;
-    const float *plane[V];
-    ptrdiff_t offset[EMBER_F32_DWCONV_MAX_TAPS];
-    ember_f32_dwconv_block_operands(g, channels, in, in_stride, w, bias, width, V, plane,
-                                    weights, biases, offset);
-    block_in(g, plane, width, block);
-    const __m256 vmin = _mm256_set1_ps(params->min), vmax = _mm256_set1_ps(params->max);
-    block_outputs(g, block, width, taps, offset, weights, _mm256_load_ps(biases), outputs,
-                  vmin, vmax);
-    block_out(out_pixels, outputs, channels, out, out_stride);
-}
+#define VEC __m256
+#define VEC_LOAD _mm256_load_ps
+#define VEC_STORE _mm256_store_ps
+#define VEC_FMADD _mm256_fmadd_ps
+#define VEC_CLAMP clamp8
+#define VEC_SET1 _mm256_set1_ps
+#define EMBER_DWCONV_BLOCKED_NAME ember_f32_dwconv_blocked__avx2_fma
+#include "kernels/x86/f32_dwconv_blocked__x86.h"

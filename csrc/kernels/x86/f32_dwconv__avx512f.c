@@ -8,7 +8,7 @@
  * The run: passes of four vectors (64 outputs), four FMA chains, nine taps' weights and
  * pointers held in registers; the tail takes as many vectors as it needs, the last moved
  * back to end at n; a run under 16 is one masked vector. The 3×3 stride-2 run and the
- * whole planes: see below; the blocked kernel stays the AVX2 one (f32_dwconv.h).
+ * whole planes: see below; the blocked kernel: at the end.
  *
  * Against the AVX2 kernel on a Zen 5 (EPYC VM, one thread; kernel calls alternated in
  * one process, medians of 41): runs of 726 outputs of 9 taps 0.71x the time, of 100
@@ -28,6 +28,8 @@
 #include <stdint.h>
 
 #define ALWAYS_INLINE inline __attribute__((always_inline))
+
+#include "kernels/x86/f32_transpose_8x8__avx.h"
 
 enum { V = 16, ACCUMULATORS = 4, CHUNK = V * ACCUMULATORS };
 
@@ -455,3 +457,32 @@ void ember_f32_dwconv_plane_3x3s2__avx512f(const ember_f32_dwconv_geometry *g, s
     for (size_t c = 0; c < channels; c++, in += in_stride, w += 9, out += out_stride)
         plane_3x3s2(g, in, w, bias[c], out, scratch, vmin, vmax);
 }
+
+/* ---------------------------------------------------------------- the blocked kernel */
+
+/* (f32_dwconv_blocked__x86.h): a block's 16 channels one vector, half the multiply-adds
+ * of the AVX2 kernel's two blocks of 8; each run of 8 pixels two 8 × 8 transposes, planes
+ * 0-7 into the pixels' low halves and 8-15 into their high ones. */
+
+static ALWAYS_INLINE void transposed_run(const float *const *plane, size_t at, float *const *to)
+{
+    ember_transpose_8x8_rows(plane, at, to, 0);
+    ember_transpose_8x8_rows(plane + 8, at, to, 8);
+}
+
+static ALWAYS_INLINE void transposed_out(const float *from, size_t channels, float *to,
+                                         size_t out_stride)
+{
+    ember_transpose_8x8_out(from, V, channels < 8 ? channels : 8, to, out_stride);
+    if (channels > 8)
+        ember_transpose_8x8_out(from + 8, V, channels - 8, to + 8 * out_stride, out_stride);
+}
+
+#define VEC __m512
+#define VEC_LOAD _mm512_loadu_ps /* the scratch is 32-byte aligned, not 64 */
+#define VEC_STORE _mm512_storeu_ps
+#define VEC_FMADD _mm512_fmadd_ps
+#define VEC_CLAMP clamp16
+#define VEC_SET1 _mm512_set1_ps
+#define EMBER_DWCONV_BLOCKED_NAME ember_f32_dwconv_blocked__avx512f
+#include "kernels/x86/f32_dwconv_blocked__x86.h"
