@@ -110,11 +110,15 @@ static void block_outputs(const ember_f32_dwconv_geometry *g, const float *block
     const size_t n = g->out_h * g->out_w;
     ember_f32_dwconv_walk walk = ember_f32_dwconv_walk_of(g, width, V);
     for (size_t p = 0; p < n; p += 8) {
-        size_t place[8]; /* the outputs' input pixels, their first taps */
-        ember_f32_dwconv_walk_next(&walk, 8, place);
+        /* the outputs' input pixels, their first taps, one at a time: stored as an array
+         * of 8 and read back, the compiler loaded them as one vector, which waited on
+         * the 8 stores (a store-forwarding stall each pass) */
         const float *at[8];
-        for (int k = 0; k < 8; k++)
-            at[k] = block + place[k];
+        for (int k = 0; k < 8; k++) {
+            size_t place;
+            ember_f32_dwconv_walk_next(&walk, 1, &place);
+            at[k] = block + place;
+        }
         VEC c0 = bias, c1 = bias, c2 = bias, c3 = bias;
         VEC c4 = bias, c5 = bias, c6 = bias, c7 = bias;
         for (size_t t = 0; t < taps; t++) {
