@@ -143,55 +143,70 @@ def main():
     report(ember_rounds, ort_rounds, heads, args.top)
 
 
-def report(ember_rounds, ort_rounds, heads, top):
-    ember_us, about = collections.defaultdict(list), {}
-    for times in ember_rounds:
+def median(values):
+    return statistics.median(values) if values else 0.0
+
+
+def ember_medians(rounds, heads):
+    """({ONNX node: median µs}, {ONNX node: (op, form, shape)}) of ember's rounds."""
+    times, about = collections.defaultdict(list), {}
+    for round_ in rounds:
         per_key = collections.defaultdict(float)
-        for name, (us, op, form, shape) in times.items():
+        for name, (us, op, form, shape) in round_.items():
             key = ember_key(name, heads)
             per_key[key] += us
             about.setdefault(key, (op, form or "-", "[" + ",".join(map(str, shape)) + "]"))
         for key, us in per_key.items():
-            ember_us[key].append(us)
-    ort_us, ort_own = collections.defaultdict(list), collections.defaultdict(list)
-    for times in ort_rounds:
-        per_key, own = collections.defaultdict(float), collections.defaultdict(float)
-        for name, (us, op) in times.items():
+            times[key].append(us)
+    return {key: median(v) for key, v in times.items()}, about
+
+
+def ort_medians(rounds, heads):
+    """({ONNX node: median µs}, {onnxruntime's own node: median µs}) of its rounds."""
+    times, own = collections.defaultdict(list), collections.defaultdict(list)
+    for round_ in rounds:
+        per_key, per_own = collections.defaultdict(float), collections.defaultdict(float)
+        for name, (us, op) in round_.items():
             key = ort_key(name, heads)
             if key is None:
-                own[f"{op} ({name})"] += us
+                per_own[f"{op} ({name})"] += us
             else:
                 per_key[key] += us
         for key, us in per_key.items():
-            ort_us[key].append(us)
-        for key, us in own.items():
-            ort_own[key].append(us)
-    median = lambda values: statistics.median(values) if values else 0.0  # noqa: E731
-    rows = [(median(ember_us.get(k, [])), median(ort_us.get(k, [])), k)
-            for k in set(ember_us) | set(ort_us)]
-    ember_total, ort_total = sum(r[0] for r in rows), sum(r[1] for r in rows)
-    own_total = sum(median(v) for v in ort_own.values())
-    print(f"{len(ember_rounds)} rounds: ember {ember_total:.0f} us a run, onnxruntime "
-          f"{ort_total + own_total:.0f} us ({own_total:.0f} in nodes of its own)")
+            times[key].append(us)
+        for key, us in per_own.items():
+            own[key].append(us)
+    return ({key: median(v) for key, v in times.items()},
+            {key: median(v) for key, v in own.items()})
+
+
+def report(ember_rounds, ort_rounds, heads, top):
+    ember_us, about = ember_medians(ember_rounds, heads)
+    ort_us, ort_own = ort_medians(ort_rounds, heads)
+    rows = [(ember_us.get(k, 0.0), ort_us.get(k, 0.0), k) for k in set(ember_us) | set(ort_us)]
+    rows.sort(key=lambda r: r[1] - r[0])
+    own_total = sum(ort_own.values())
+    print(f"{len(ember_rounds)} rounds: ember {sum(r[0] for r in rows):.0f} us a run, "
+          f"onnxruntime {sum(r[1] for r in rows) + own_total:.0f} us "
+          f"({own_total:.0f} in nodes of its own)")
     print(f"{'node':36} {'op':10} {'form':22} {'shape':18} {'ember us':>9} {'ort us':>9} "
           f"{'ratio':>6} {'gap us':>8}")
-    rows.sort(key=lambda r: r[1] - r[0])
-    for e, o, key in rows[:top]:
-        op, form, shape = about.get(key, ("(ort only)", "-", ""))
-        ratio = f"{e / o:6.2f}" if o > 0 else "     –"
-        print(f"{key[-36:]:36} {op:10} {form:22} {shape:18} {e:9.1f} {o:9.1f} {ratio} "
-              f"{e - o:+8.1f}")
     by_op = collections.defaultdict(lambda: [0.0, 0.0])
-    for e, o, key in rows:
-        op, form, _ = about.get(key, ("(ort only)", "-", ""))
+    for rank, (e, o, key) in enumerate(rows):
+        op, form, shape = about.get(key, ("(ort only)", "-", ""))
         kind = op if form == "-" else f"{op} {form}"
         by_op[kind][0] += e
         by_op[kind][1] += o
-    print(f"\n{'ember op (form)':36} {'ember us':>9} {'ort us':>9}  (the same nodes in onnxruntime)")
+        if rank < top:
+            ratio = f"{e / o:6.2f}" if o > 0 else "     –"
+            print(f"{key[-36:]:36} {op:10} {form:22} {shape:18} {e:9.1f} {o:9.1f} {ratio} "
+                  f"{e - o:+8.1f}")
+    print(f"\n{'ember op (form)':36} {'ember us':>9} {'ort us':>9}  "
+          "(the same nodes in onnxruntime)")
     for kind, (e, o) in sorted(by_op.items(), key=lambda kv: -kv[1][0]):
         print(f"{kind:36} {e:9.1f} {o:9.1f}")
-    for key, values in sorted(ort_own.items(), key=lambda kv: -median(kv[1])):
-        print(f"{'onnxruntime ' + key:36} {'':9} {median(values):9.1f}")
+    for key, us in sorted(ort_own.items(), key=lambda kv: -kv[1]):
+        print(f"{'onnxruntime ' + key:36} {'':9} {us:9.1f}")
 
 
 if __name__ == "__main__":

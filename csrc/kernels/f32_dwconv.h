@@ -174,9 +174,9 @@ static inline void ember_f32_dwconv_walk_next(ember_f32_dwconv_walk *w, size_t c
  * each tap of each output is one multiply-add for the whole block, at a fixed offset: no
  * edge, stride or narrow-row case, and the rows' ends cost nothing (NCHW planes of a
  * few pixels a row are mostly edges). scratch holds ember_f32_dwconv_blocked_scratch
- * floats (of the kernel's block), its first ember_f32_dwconv_padding_floats zero on the first call for a
- * geometry (the kernel writes only the input's pixels there: zero them once per conv,
- * not per call); 32-byte aligned. Reads only the planes' floats, writes only the output
+ * floats (of the kernel's block), its first ember_f32_dwconv_padding_floats zero on the
+ * first call for a geometry (the kernel writes only the input's pixels there: zero them
+ * once per conv, not per call); 32-byte aligned. Reads only the planes' floats, writes only the output
  * planes' and scratch; out overlaps no input. kernel_h·kernel_w ≤
  * EMBER_F32_DWCONV_MAX_TAPS, all sizes ≥ 1. Pure but for scratch, thread-safe.
  */
@@ -214,7 +214,8 @@ typedef struct ember_f32_dwconv_kernel {
  * x86; two on NEON). The NEON ones have a blocked kernel and no whole-plane one; the
  * scalar one's blocked kernel is the reference of all. */
 #define EMBER_F32_DWCONV_KERNELS_GENERIC(X)                                                \
-    X(scalar, EMBER_ISA_SCALAR, ember_f32_dwconv_blocked__scalar, NULL, EMBER_F32_DWCONV_BLOCK)
+    X(scalar, EMBER_ISA_SCALAR, ember_f32_dwconv_blocked__scalar, NULL,                    \
+      EMBER_F32_DWCONV_BLOCK)
 #if defined(__x86_64__) || defined(_M_X64)
 #define EMBER_F32_DWCONV_KERNELS(X)                                                        \
     EMBER_F32_DWCONV_KERNELS_GENERIC(X)                                                    \
@@ -254,7 +255,7 @@ EMBER_DECLARE_F32_DWCONV_PLANES(ember_f32_dwconv_blocked__neon_armv7)
 #endif
 #undef EMBER_DECLARE_F32_DWCONV_PLANES
 
-#define EMBER_DECLARE_F32_DWCONV(suffix, isa, blocked, plane, block)                              \
+#define EMBER_DECLARE_F32_DWCONV(suffix, isa, blocked, plane, block)                       \
     void ember_f32_dwconv__##suffix(size_t n, size_t taps, const float *const *src,        \
                                     const float *w, float bias, float *out,                \
                                     const ember_f32_dwconv_params *params);                \

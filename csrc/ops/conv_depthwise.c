@@ -514,10 +514,10 @@ static void blocked_run(const conv_prepared *p, const float *input, const float 
                         const float *bias, float *output, float *scratch)
 {
     const ember_f32_dwconv_params params = {p->min, p->max};
-    memset(scratch, 0,
-           (p->dw_whole_planes ? p->dw_geometry.in_w
-                               : ember_f32_dwconv_padding_floats(&p->dw_geometry, p->dw_block)) *
-               sizeof(float));
+    const size_t zeros = p->dw_whole_planes
+                             ? p->dw_geometry.in_w
+                             : ember_f32_dwconv_padding_floats(&p->dw_geometry, p->dw_block);
+    memset(scratch, 0, zeros * sizeof(float));
     for (int64_t n = 0; n < p->batch; n++)
         for (int64_t c = 0; c < p->channels; c += (int64_t)p->dw_block) {
             const int64_t left = p->channels - c, most = (int64_t)p->dw_block;

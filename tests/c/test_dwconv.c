@@ -244,11 +244,11 @@ static void run_case_blocked(const ember_f32_dwconv_kernel *kernel,
     guarded zero_row = guarded_new(g->in_w);
     for (size_t x = 0; x < g->in_w; x++)
         zero_row.data[x] = 0.0f;
+    const size_t scratch_floats = ember_f32_dwconv_blocked_scratch(g, kernel->block);
     float *scratch = whole ? zero_row.data
-                           : aligned_alloc(32, (ember_f32_dwconv_blocked_scratch(g, kernel->block) + 8) *
-                                                   sizeof(float));
+                           : aligned_alloc(32, (scratch_floats + 8) * sizeof(float));
     if (!whole)
-        memset(scratch, 0, ember_f32_dwconv_blocked_scratch(g, kernel->block) * sizeof(float));
+        memset(scratch, 0, scratch_floats * sizeof(float));
     scalar->blocked(g, channels, input.data, in_plane, w, bias, ref, out_plane, &params, NULL);
     char what[160];
     snprintf(what, sizeof what,
