@@ -25,8 +25,6 @@
 
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 
-#include "kernels/x86/f32_transpose_8x8__avx.h"
-
 enum { V = 8, ACCUMULATORS = 4, CHUNK = V * ACCUMULATORS };
 
 static inline __m256 clamp8(__m256 v, __m256 vmin, __m256 vmax)
@@ -362,17 +360,6 @@ void ember_f32_dwconv_plane_3x3s2__avx2_fma(const ember_f32_dwconv_geometry *g,
 }
 
 /* The blocked kernel (f32_dwconv_blocked__x86.h): a block's 8 channels one vector. */
-
-static ALWAYS_INLINE void transposed_run(const float *const *plane, size_t at, float *const *to)
-{
-    ember_transpose_8x8_rows(plane, at, to, 0);
-}
-
-static ALWAYS_INLINE void transposed_out(const float *from, size_t channels, float *to,
-                                         size_t out_stride)
-{
-    ember_transpose_8x8_out(from, V, channels, to, out_stride);
-}
 
 #define VEC __m256
 #define VEC_LOAD _mm256_load_ps

@@ -29,8 +29,6 @@
 
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 
-#include "kernels/x86/f32_transpose_8x8__avx.h"
-
 enum { V = 16, ACCUMULATORS = 4, CHUNK = V * ACCUMULATORS };
 
 static inline __m512 clamp16(__m512 v, __m512 vmin, __m512 vmax)
@@ -461,22 +459,7 @@ void ember_f32_dwconv_plane_3x3s2__avx512f(const ember_f32_dwconv_geometry *g, s
 /* ---------------------------------------------------------------- the blocked kernel */
 
 /* (f32_dwconv_blocked__x86.h): a block's 16 channels one vector, half the multiply-adds
- * of the AVX2 kernel's two blocks of 8; each run of 8 pixels two 8 × 8 transposes, planes
- * 0-7 into the pixels' low halves and 8-15 into their high ones. */
-
-static ALWAYS_INLINE void transposed_run(const float *const *plane, size_t at, float *const *to)
-{
-    ember_transpose_8x8_rows(plane, at, to, 0);
-    ember_transpose_8x8_rows(plane + 8, at, to, 8);
-}
-
-static ALWAYS_INLINE void transposed_out(const float *from, size_t channels, float *to,
-                                         size_t out_stride)
-{
-    ember_transpose_8x8_out(from, V, channels < 8 ? channels : 8, to, out_stride);
-    if (channels > 8)
-        ember_transpose_8x8_out(from + 8, V, channels - 8, to + 8 * out_stride, out_stride);
-}
+ * of the AVX2 kernel's two blocks of 8. */
 
 #define VEC __m512
 #define VEC_LOAD _mm512_loadu_ps /* the scratch is 32-byte aligned, not 64 */

@@ -13,21 +13,36 @@
  *   V, VEC, VEC_LOAD(p), VEC_STORE(p, v)   a vector of the scratch (at most 32-byte aligned)
  *   VEC_FMADD(a, b, c), VEC_CLAMP(v, lo, hi), VEC_SET1(x)
  *   EMBER_DWCONV_BLOCKED_NAME              the kernel's name
- *   transposed_run(plane, at, to)          the V planes' pixels [at, at + 8), transposed:
- *                                          pixel at + k's V channels to to[k]
- *   transposed_out(from, channels, to, out_stride)
- *                                          the 8 pixel vectors at from, transposed: the
- *                                          first `channels` planes' 8 pixels to
- *                                          to + c·out_stride
- * and at_most(a, last). Runs are 8 pixels at any V: AVX-512's in-lane shuffles run on one
- * port of Intel's cores where AVX2's run on two, so a 16 × 16 transpose (64 shuffles for
- * 256 floats) took longer than four 8 × 8 ones (96 for 256): a 3×3 stride-2 conv, 64
+ * and at_most(a, last). Runs are 8 pixels at any V, each V / 8 transposes of 8 × 8 (planes
+ * 8h .. 8h + 7 into floats 8h .. 8h + 7 of each pixel): AVX-512's in-lane shuffles run on
+ * one port of Intel's cores where AVX2's run on two, so a 16 × 16 transpose (64 shuffles
+ * for 256 floats) took longer than four 8 × 8 ones (96 for 256): a 3×3 stride-2 conv, 64
  * channels 24² -> 12², 1.23x the time of the AVX2 kernel with it, on an Emerald Rapids.
  */
 #ifndef EMBER_F32_DWCONV_BLOCKED_X86_H
 #define EMBER_F32_DWCONV_BLOCKED_X86_H
 
+#include "kernels/x86/f32_transpose_8x8__avx.h"
+
 #define RUN 8 /* pixels a transposed run */
+
+/* The V planes' pixels [at, at + 8), transposed: pixel at + k's V channels to to[k]. */
+static inline __attribute__((always_inline)) void
+transposed_run(const float *const *plane, size_t at, float *const *to)
+{
+    for (size_t h = 0; h < V; h += 8)
+        ember_transpose_8x8_rows(plane + h, at, to, h);
+}
+
+/* The 8 pixel vectors at from, transposed: the first `channels` planes' 8 pixels to
+ * to + c·out_stride. */
+static inline __attribute__((always_inline)) void
+transposed_out(const float *from, size_t channels, float *to, size_t out_stride)
+{
+    for (size_t h = 0; h < channels; h += 8)
+        ember_transpose_8x8_out(from + h, V, channels - h < 8 ? channels - h : 8,
+                                to + h * out_stride, out_stride);
+}
 
 /* The input planes' pixels into the padded block at their (row + pad_top, column +
  * pad_left). Rows of 8 pixels or more go a row at a time, in runs of 8 (the last ending
