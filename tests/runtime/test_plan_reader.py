@@ -1,5 +1,6 @@
-"""The plan layer's C tests (tests/c/test_plan.c): NNEF parser, tar/tgz/directory
-archives, DEFLATE/gzip and .dat files. Built by scons into build/host/tests/test_plan
+"""The plan layer's C tests: tests/c/test_plan_nnef.c (NNEF parser) and
+tests/c/test_plan_archive.c (tar/tgz/directory archives, DEFLATE/gzip and .dat files).
+Built by scons into build/host/tests/test_plan_nnef and build/host/tests/test_plan_archive
 (the session fixture in tests/conftest.py runs scons first); a missing binary is a
 failure, not a skip, so a broken build cannot pass silently.
 """
@@ -7,14 +8,18 @@ import os
 import re
 import subprocess
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TEST_PLAN = os.path.join(ROOT, "build", "host", "tests", "test_plan")
+PROGRAMS = ["test_plan_nnef", "test_plan_archive"]
 FIXTURES = os.path.join(ROOT, "tests", "c", "fixtures")
 
 
-def test_plan_reader_c_tests_pass():
-    assert os.path.exists(TEST_PLAN), f"{TEST_PLAN} is missing: run scons"
-    result = subprocess.run([TEST_PLAN, FIXTURES], capture_output=True, text=True, timeout=300,
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_plan_reader_c_tests_pass(name):
+    program = os.path.join(ROOT, "build", "host", "tests", name)
+    assert os.path.exists(program), f"{program} is missing: run scons"
+    result = subprocess.run([program, FIXTURES], capture_output=True, text=True, timeout=300,
                             cwd=ROOT)
     last_line = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
     summary = re.fullmatch(r"(\d+) passed, (\d+) failed", last_line)
