@@ -28,7 +28,7 @@ static void check(int ok, const char *what, const char *file, int line) {
 }
 #define CHECK(cond) check((cond) != 0, #cond, __FILE__, __LINE__)
 
-static void check_text(const char *actual, const char *expected, const char *file, int line) {
+static inline void check_text(const char *actual, const char *expected, const char *file, int line) {
     int ok = actual && strcmp(actual, expected) == 0;
     check(ok, expected, file, line);
     if (!ok)
@@ -37,7 +37,7 @@ static void check_text(const char *actual, const char *expected, const char *fil
 #define CHECK_TEXT(actual, expected) check_text((actual), (expected), __FILE__, __LINE__)
 
 /* The last error must contain `part`. */
-static void check_error(ember_status status, ember_status expected, const char *part, const char *file,
+static inline void check_error(ember_status status, ember_status expected, const char *part, const char *file,
                         int line) {
     int ok = status == expected && strstr(ember_error_message(), part) != NULL;
     check(ok, part, file, line);
@@ -45,6 +45,12 @@ static void check_error(ember_status status, ember_status expected, const char *
         fprintf(stderr, "    status %d (want %d), message: %s\n", status, expected, ember_error_message());
 }
 #define CHECK_ERROR(status, expected, part) check_error((status), (expected), (part), __FILE__, __LINE__)
+
+/* v little-endian at p (tar sizes, gzip trailers, .dat headers). */
+static inline void store_le32(uint8_t *p, uint32_t v) {
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
 
 /* A fixture file read whole into malloc'd memory; NULL (counted as a failure) if it
  * cannot be opened. Inline: not every program that includes this reads fixtures. */

@@ -5,8 +5,8 @@
  *     build/host/tests/test_plan_nnef [fixtures-dir]     (default: tests/c/fixtures)
  *
  * All NNEF text is built here: no fixture is read, the argument is taken only so that
- * both plan programs run alike. The archive side (tar/tgz/directories, gzip, .dat) is
- * tests/c/test_plan_archive.c.
+ * the plan programs run alike. The archive side (tar/tgz/directories, gzip) is
+ * tests/c/test_plan_archive.c, .dat files tests/c/test_plan_dat.c.
  * Prints "N passed, M failed" last and exits non-zero on any failure.
  */
 #include <stdio.h>

@@ -1,6 +1,6 @@
-"""The plan layer's C tests: tests/c/test_plan_nnef.c (NNEF parser) and
-tests/c/test_plan_archive.c (tar/tgz/directory archives, DEFLATE/gzip and .dat files).
-Built by scons into build/host/tests/test_plan_nnef and build/host/tests/test_plan_archive
+"""The plan layer's C tests: tests/c/test_plan_nnef.c (NNEF parser),
+tests/c/test_plan_archive.c (tar/tgz/directory archives, DEFLATE/gzip) and
+tests/c/test_plan_dat.c (.dat files). Built by scons into build/host/tests/NAME
 (the session fixture in tests/conftest.py runs scons first); a missing binary is a
 failure, not a skip, so a broken build cannot pass silently.
 """
@@ -11,7 +11,7 @@ import subprocess
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PROGRAMS = ["test_plan_nnef", "test_plan_archive"]
+PROGRAMS = ["test_plan_nnef", "test_plan_archive", "test_plan_dat"]
 FIXTURES = os.path.join(ROOT, "tests", "c", "fixtures")
 
 
