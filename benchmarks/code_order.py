@@ -5,12 +5,17 @@ together, is what a small model's peak carries; docs/runtime.md, "ember-run").
 
 Each subject (the light zoo, the torch exports, a plan of one add and relu with --memory)
 runs once under gdb, with a temporary breakpoint on every function of the binary: the
-first hit of each is recorded. An x86 binary runs natively and under each `--isa`; an ARM one under
-QEMU (its gdb stub, with gdb-multiarch). Per binary, what every run reached comes first
-(the loader, the parser, prepare, the common ops), then what one ISA's runs reached,
-then one model's (`ranked`); the binaries' orders are merged by relative position
-(`merged`). The names of the earlier list that no binary measured defines are kept
-after the new ones: the list is an order, never a filter.
+first hit of each is recorded (a local function several C library members define, by the
+member that holds it: the binary's link map, BINARY.map, tells). An x86 binary runs
+natively and under each `--isa`; an ARM one under QEMU (its gdb stub, with
+gdb-multiarch). Per binary the names go in nested segments, smallest plan first (`ranked`):
+what the add-relu plan reached (the loader, the parser, prepare, the C library's start),
+then what the next smallest subject reached beyond it, and so on, so that each model's
+code is the front of the list up to its segment; the binaries' orders are merged by
+relative position (`merged`). Names of the earlier list that only another CPU runs
+(AVX-512 kernels, glibc's EVEX string functions, on a machine without AVX-512) keep
+their order after the new ones, then those no binary measured defines: the list is an
+order, never a filter.
 
     python benchmarks/code_order.py            # needs gdb and build/host/ember-run
     python benchmarks/code_order.py --ember-run build/host/ember-run \
@@ -22,6 +27,7 @@ after the new ones: the list is an order, never a filter.
 """
 import argparse
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -55,6 +61,13 @@ for line in subprocess.run(["nm", "-n", "--defined-only", binary], capture_outpu
     # (a Thumb function's symbol is its address + 1, its code at the even address)
     if len(fields) == 3 and fields[1] in "tTwW" and not fields[2].startswith("$"):
         starts.setdefault(int(fields[0], 16) & ~thumb_bit, fields[2])
+# a name several functions have (a local of several C library members) is recorded with
+# its address, for code_order.py to find its member
+names = {}
+for address, name in starts.items():
+    names[name] = names.get(name, 0) + 1
+starts = {address: name if names[name] == 1 else "%s@%x" % (name, address)
+          for address, name in starts.items()}
 gdb.execute("set pagination off")
 gdb.execute("set confirm off")
 if os.environ.get("CODE_ORDER_REMOTE"):
@@ -149,6 +162,45 @@ def first_hits(ember_run, arch, plan, x, extra, isa, directory):
     return hits
 
 
+def input_sections(binary):
+    """(start, end, archive, member, section) of the archive members' code in a
+    binary's link map (BINARY.map, which SConstruct writes beside a static ember-run);
+    none without one."""
+    try:
+        with open(binary + ".map") as f:
+            text = f.read()
+    except OSError:
+        return []
+    found = []
+    # " .text  0x0000000000512850  0x1fc5 /usr/lib/.../libc.a(printf-parsemb.o)", the
+    # section's name on a line of its own where it is long
+    pattern = re.compile(r"^ (\.text\S*)\s+0x([0-9a-f]+)\s+0x([0-9a-f]+) (\S+)\((\S+)\)$",
+                         re.M)
+    for section, start, size, archive, member in pattern.findall(
+            re.sub(r"^( \.text\S*)\n\s+", r"\1 ", text, flags=re.M)):
+        start = int(start, 16)
+        found.append((start, start + int(size, 16), os.path.basename(archive), member,
+                      section))
+    return sorted(found)
+
+
+def resolved(hits, sections):
+    """The first hits with each NAME@ADDRESS (a name several functions have) made the
+    C library member holding it, ARCHIVE:MEMBER (site_scons/code_order.py lays the
+    member out whole), or its bare name where it is a function section of ember's."""
+    out = []
+    for hit in hits:
+        name, _, address = hit.partition("@")
+        if address:
+            at = int(address, 16)
+            place = next((s for s in sections if s[0] <= at < s[1]), None)
+            if place is not None and place[4] == ".text":
+                name = f"{place[2]}:{place[3]}"
+        if name not in out:
+            out.append(name)
+    return out
+
+
 def kernels_under(ember_run, isa):
     env = dict(os.environ)
     env.pop("EMBER_ISA", None)
@@ -163,18 +215,27 @@ def measured(ember_run, arch, subjects, isas, directory):
     the native ones (AVX2 on a core without AVX-512) is not run twice."""
     if arch != "host":
         isas = []           # ARM: one ISA each (NEON)
-    native = kernels_under(ember_run, None)
-    isas = [isa for isa in isas if kernels_under(ember_run, isa) != native]
-    return [(isa, plan, first_hits(ember_run, arch, plan, x, extra, isa, directory))
+    else:
+        native = kernels_under(ember_run, None)
+        isas = [isa for isa in isas if kernels_under(ember_run, isa) != native]
+    sections = input_sections(ember_run)
+    return [(isa, plan, resolved(first_hits(ember_run, arch, plan, x, extra, isa, directory),
+                                 sections))
             for isa in [None] + isas for plan, x, extra in subjects]
 
 
-def ranked(runs):
-    """Names in groups: those every ISA's runs reached, then those of one ISA only, ISA
-    by ISA (a machine runs one ISA's kernels: the others' stay out of its windows); in a
-    group by the subjects that reached them (most first, the same subjects together),
-    then by when they first ran. `runs` holds (isa, subject, first hits)."""
+def ranked(runs, sizes):
+    """Names in nested segments, the smallest subject's first: what the smallest
+    subject's runs reached, then what the next smallest reached beyond that, and so on
+    (`sizes`: a subject's plan bytes). The smaller a model, the larger the share of its
+    peak its code's windows are: each subject's code is then the front of the list up to
+    its segment. In a segment, what every ISA's runs reached comes first, then what one
+    ISA's only, ISA by ISA (a machine runs one ISA's kernels: the others' stay out of its
+    windows where they can); then by the subjects that reached them (most first, the
+    same subjects together), then by when they first ran. `runs` holds (isa, subject,
+    first hits)."""
     isas = list(dict.fromkeys(isa for isa, _, _ in runs))
+    by_size = sorted(sizes, key=lambda subject: (sizes[subject], subject))
     reached, position = {}, {}
     for isa, subject, hits in runs:
         for index, name in enumerate(hits):
@@ -185,7 +246,9 @@ def ranked(runs):
         by_isa = {isa for isa, _ in reached[name]}
         group = 0 if len(by_isa) == len(isas) else 1 + min(isas.index(i) for i in by_isa)
         subjects = tuple(sorted({s for _, s in reached[name]}))
-        return (group, -len(subjects), subjects, position[name] / len(reached[name]), name)
+        segment = min(by_size.index(s) for s in subjects)
+        return (segment, group, -len(subjects), subjects,
+                position[name] / len(reached[name]), name)
     return sorted(reached, key=key)
 
 
@@ -216,6 +279,18 @@ def functions_of(binary):
     return {name for _, name in function_starts(binary)}
 
 
+def runs_here(name):
+    """Whether this machine can run the function: not an AVX-512 (or EVEX) one where the
+    CPU has no AVX-512."""
+    if not re.search(r"avx512|evex", name):
+        return True
+    try:
+        with open("/proc/cpuinfo") as f:
+            return " avx512f" in f.read()
+    except OSError:
+        return False
+
+
 def previous_order():
     if not os.path.exists(ORDER):
         return []
@@ -244,21 +319,27 @@ def main():
     with tempfile.TemporaryDirectory() as directory:
         models = args.models or zoo.light_model_names() + list(TORCH_MODELS)
         subjects = write_plans(directory, models)
+        sizes = {plan: os.path.getsize(plan) for plan, _, _ in subjects}
         cross_subjects = [subjects[models.index(name)] for name in args.cross_models or models]
         cross_subjects.append(subjects[-1])         # the add-relu plan
         for binary in binaries:
             arch = architecture(binary)
             measurements = measured(binary, arch, subjects if arch == "host" else cross_subjects,
                                     args.isa, directory)
-            orders.append(ranked(measurements))
+            orders.append(ranked(measurements, sizes))
             runs += len(measurements)
     order = merged(orders)
     defined = set(order).union(*map(functions_of, binaries))
+    # what only another CPU runs (AVX-512 kernels, glibc's EVEX string functions) keeps
+    # its earlier order, after what was measured; then the names no binary here defines
+    elsewhere = [name for name in previous_order()
+                 if name in defined and name not in order and not runs_here(name)]
     kept = [name for name in previous_order() if name not in defined]
     with open(ORDER, "w") as f:
-        f.write(HEADER + "\n".join(order + kept) + "\n")
+        f.write(HEADER + "\n".join(order + elsewhere + kept) + "\n")
     print(f"{len(order)} functions reached over {runs} runs of {len(binaries)} programs "
-          f"({len(kept)} kept from the earlier list): {ORDER}")
+          f"({len(elsewhere)} of another CPU's and {len(kept)} undefined here kept from "
+          f"the earlier list): {ORDER}")
 
 
 if __name__ == "__main__":

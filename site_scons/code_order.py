@@ -6,7 +6,8 @@ so what a process keeps resident is every window holding something it ran. Compi
 the script below lists them in the order of csrc/code_order.txt, in an output section
 inserted before .text; a static program also gets the C library's members that define
 the listed functions (the C library is not built with function sections: its members go
-whole). Everything unlisted stays in .text, after them, in link order.
+whole), or the members listed by name, and the start files' code. Everything unlisted
+stays in .text, after them, in link order.
 """
 import re
 import shlex
@@ -65,21 +66,36 @@ def read_order(path):
         return [line.strip() for line in f if line.strip() and not line.startswith('#')]
 
 
-def script(functions, library_members):
+# The start files' code (crt1.o's _start, crtbegin's frame_dummy and the rest) runs in
+# every process but is no function section and no library member: a static program
+# lists it first, or its window stays mapped for a few hundred bytes.
+START_FILES = ('crt1.o', 'crtbegin*.o', 'crtend*.o')
+
+
+def script(entries, library_members, start_files=()):
     """The linker script's text: one input-section line per function (its section, as
     gcc names it, and main's; a function's cold part, NAME.cold, is gcc's
-    .text.unlikely.NAME), or per C library member the first time one is needed."""
-    lines, seen = [], set()
-    for function in functions:
-        if function.endswith('.cold'):
-            lines.append(f'    *(.text.unlikely.{function[:-len(".cold")]})')
+    .text.unlikely.NAME), or per C library member the first time one is needed; an
+    entry ARCHIVE:MEMBER names a member itself (where the function run is a local one
+    that several members define: code_order.py resolved it by its address)."""
+    lines = [f'    *{name}(.text .text.*)' for name in start_files]
+    seen = set()
+
+    def member(archive, name):
+        if (archive, name) not in seen:
+            seen.add((archive, name))
+            lines.append(f'    *{archive}:{name}(.text .text.*)')
+    for entry in entries:
+        if ':' in entry:
+            if library_members:      # (a program without the C library has none)
+                member(*entry.split(':', 1))
+            continue
+        if entry.endswith('.cold'):
+            lines.append(f'    *(.text.unlikely.{entry[:-len(".cold")]})')
         else:
-            lines.append(f'    *(.text.{function} .text.startup.{function} '
-                         f'.text.hot.{function})')
-        for archive, member in library_members.get(function, []):
-            if (archive, member) not in seen:
-                seen.add((archive, member))
-                lines.append(f'    *{archive}:{member}(.text .text.*)')
+            lines.append(f'    *(.text.{entry} .text.startup.{entry} .text.hot.{entry})')
+        for archive, name in library_members.get(entry, []):
+            member(archive, name)
     return ('/* written by site_scons/code_order.py from csrc/code_order.txt */\n'
             'SECTIONS\n{\n  .text.run_order :\n  {\n' + '\n'.join(lines) +
             '\n  }\n}\nINSERT BEFORE .text;\n')
@@ -88,4 +104,5 @@ def script(functions, library_members):
 def write_script(path, order_path, cc, flags, nm, with_c_library):
     members = c_library_members(cc, flags, nm) if with_c_library else {}
     with open(path, 'w') as out:
-        out.write(script(read_order(order_path), members))
+        out.write(script(read_order(order_path), members,
+                         START_FILES if with_c_library else ()))

@@ -219,8 +219,10 @@ def section_ranges(binary):
 def test_the_code_runs_reach_is_laid_out_first(binary):
     """csrc/code_order.txt's functions lie in .text.run_order, before .text: the C
     library's startup and printf beside the loader, the parser and the common kernels in
-    ember-run, ember's own in libember.so; a function no listed run reaches (the
-    determinant's) stays in .text, with the rest."""
+    ember-run (and the start files' code: _start), ember's own in libember.so; a member
+    the list names itself (ARCHIVE:MEMBER, for a local function several members define)
+    goes whole; a function no listed run reaches (the determinant's) stays in .text,
+    with the rest."""
     path = os.path.join(BUILD, binary)
     ranges = section_ranges(path)
     hot, rest = ranges[".text.run_order"], ranges[".text"]
@@ -229,17 +231,24 @@ def test_the_code_runs_reach_is_laid_out_first(binary):
                              check=True).stdout
     address = {fields[2]: int(fields[0], 16) for fields in map(str.split, symbols.splitlines())
                if len(fields) == 3 and fields[1] in "tT"}
-    order = open(os.path.join(ROOT, "csrc", "code_order.txt")).read().split()
+    with open(os.path.join(ROOT, "csrc", "code_order.txt")) as f:
+        order = [line.strip() for line in f if line.strip() and not line.startswith("#")]
     listed = ["ember_runnable_run", "ember_nnef_parse", "ember_instance_execute"]
     if "ember_f32_gemm_6x16__avx2_fma" in address:      # an x86 build
         listed.append("ember_f32_gemm_6x16__avx2_fma")
     if binary == "ember-run":
-        listed += ["main", "__libc_start_main", "__printf_fp_l", "_int_malloc"]
+        listed += ["main", "__libc_start_main", "__printf_fp_l", "_int_malloc", "_start"]
+        # the members the list names are laid out whole, by the script of this build
+        members = [name for name in order if ":" in name]
+        assert members, "the list names no member"
+        script = open(os.path.join(BUILD, "code_order_static.ld")).read()
+        for member in members:
+            assert f"    *{member}(.text .text.*)" in script, member
     # a function's cold part (NAME.cold, gcc's section .text.unlikely.NAME) too
     cold = [name for name in order if name.endswith(".cold") and name in address]
     assert cold, "the list names no cold part this build defines"
     for name in listed + cold:
-        assert name in order, name
+        assert name in order or name == "_start", name
         assert hot[0] <= address[name] < hot[1], (name, hex(address[name]), ranges)
     assert "det_run" not in order
     assert rest[0] <= address["det_run"] < rest[1]
