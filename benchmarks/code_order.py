@@ -63,9 +63,8 @@ for line in subprocess.run(["nm", "-n", "--defined-only", binary], capture_outpu
         starts.setdefault(int(fields[0], 16) & ~thumb_bit, fields[2])
 # a name several functions have (a local of several C library members) is recorded with
 # its address, for code_order.py to find its member
-names = {}
-for address, name in starts.items():
-    names[name] = names.get(name, 0) + 1
+import collections
+names = collections.Counter(starts.values())
 starts = {address: name if names[name] == 1 else "%s@%x" % (name, address)
           for address, name in starts.items()}
 gdb.execute("set pagination off")
@@ -162,43 +161,32 @@ def first_hits(ember_run, arch, plan, x, extra, isa, directory):
     return hits
 
 
-def input_sections(binary):
-    """(start, end, archive, member, section) of the archive members' code in a
-    binary's link map (BINARY.map, which SConstruct writes beside a static ember-run);
-    none without one."""
+def member_code(binary):
+    """(start, end, archive, member) of each C library member's code (its one .text
+    section: the C library has no function sections) in a binary's link map
+    (BINARY.map, which SConstruct writes beside a static ember-run); none without one."""
     try:
         with open(binary + ".map") as f:
             text = f.read()
     except OSError:
         return []
-    found = []
-    # " .text  0x0000000000512850  0x1fc5 /usr/lib/.../libc.a(printf-parsemb.o)", the
-    # section's name on a line of its own where it is long
-    pattern = re.compile(r"^ (\.text\S*)\s+0x([0-9a-f]+)\s+0x([0-9a-f]+) (\S+)\((\S+)\)$",
-                         re.M)
-    for section, start, size, archive, member in pattern.findall(
-            re.sub(r"^( \.text\S*)\n\s+", r"\1 ", text, flags=re.M)):
-        start = int(start, 16)
-        found.append((start, start + int(size, 16), os.path.basename(archive), member,
-                      section))
-    return sorted(found)
+    # " .text  0x0000000000512850  0x1fc5 /usr/lib/.../libc.a(printf-parsemb.o)"
+    pattern = re.compile(r"^ \.text\s+0x([0-9a-f]+)\s+0x([0-9a-f]+) (\S+)\((\S+)\)$", re.M)
+    return [(int(start, 16), int(start, 16) + int(size, 16), os.path.basename(archive), member)
+            for start, size, archive, member in pattern.findall(text)]
 
 
-def resolved(hits, sections):
+def resolved(hits, members):
     """The first hits with each NAME@ADDRESS (a name several functions have) made the
     C library member holding it, ARCHIVE:MEMBER (site_scons/code_order.py lays the
-    member out whole), or its bare name where it is a function section of ember's."""
-    out = []
-    for hit in hits:
+    member out whole), or its bare name where it is none's (a function section of
+    ember's)."""
+    def name_of(hit):
         name, _, address = hit.partition("@")
-        if address:
-            at = int(address, 16)
-            place = next((s for s in sections if s[0] <= at < s[1]), None)
-            if place is not None and place[4] == ".text":
-                name = f"{place[2]}:{place[3]}"
-        if name not in out:
-            out.append(name)
-    return out
+        at = int(address, 16) if address else None
+        place = next((m for m in members if at is not None and m[0] <= at < m[1]), None)
+        return f"{place[2]}:{place[3]}" if place else name
+    return list(dict.fromkeys(map(name_of, hits)))
 
 
 def kernels_under(ember_run, isa):
@@ -218,9 +206,9 @@ def measured(ember_run, arch, subjects, isas, directory):
     else:
         native = kernels_under(ember_run, None)
         isas = [isa for isa in isas if kernels_under(ember_run, isa) != native]
-    sections = input_sections(ember_run)
+    members = member_code(ember_run)
     return [(isa, plan, resolved(first_hits(ember_run, arch, plan, x, extra, isa, directory),
-                                 sections))
+                                 members))
             for isa in [None] + isas for plan, x, extra in subjects]
 
 
@@ -235,7 +223,8 @@ def ranked(runs, sizes):
     same subjects together), then by when they first ran. `runs` holds (isa, subject,
     first hits)."""
     isas = list(dict.fromkeys(isa for isa, _, _ in runs))
-    by_size = sorted(sizes, key=lambda subject: (sizes[subject], subject))
+    size_rank = {subject: rank for rank, subject in
+                 enumerate(sorted(sizes, key=lambda subject: (sizes[subject], subject)))}
     reached, position = {}, {}
     for isa, subject, hits in runs:
         for index, name in enumerate(hits):
@@ -246,7 +235,7 @@ def ranked(runs, sizes):
         by_isa = {isa for isa, _ in reached[name]}
         group = 0 if len(by_isa) == len(isas) else 1 + min(isas.index(i) for i in by_isa)
         subjects = tuple(sorted({s for _, s in reached[name]}))
-        segment = min(by_size.index(s) for s in subjects)
+        segment = min(size_rank[s] for s in subjects)
         return (segment, group, -len(subjects), subjects,
                 position[name] / len(reached[name]), name)
     return sorted(reached, key=key)
@@ -279,16 +268,18 @@ def functions_of(binary):
     return {name for _, name in function_starts(binary)}
 
 
-def runs_here(name):
-    """Whether this machine can run the function: not an AVX-512 (or EVEX) one where the
-    CPU has no AVX-512."""
-    if not re.search(r"avx512|evex", name):
-        return True
+def has_avx512():
+    """Whether this machine's CPU has AVX-512 (Linux's /proc/cpuinfo says)."""
     try:
         with open("/proc/cpuinfo") as f:
             return " avx512f" in f.read()
     except OSError:
         return False
+
+
+def cpu_specific(name):
+    """An AVX-512 kernel of ember's or an EVEX string function of glibc's."""
+    return re.search(r"avx512|evex", name) is not None
 
 
 def previous_order():
@@ -332,8 +323,9 @@ def main():
     defined = set(order).union(*map(functions_of, binaries))
     # what only another CPU runs (AVX-512 kernels, glibc's EVEX string functions) keeps
     # its earlier order, after what was measured; then the names no binary here defines
-    elsewhere = [name for name in previous_order()
-                 if name in defined and name not in order and not runs_here(name)]
+    elsewhere = [] if has_avx512() else [
+        name for name in previous_order()
+        if name in defined and name not in order and cpu_specific(name)]
     kept = [name for name in previous_order() if name not in defined]
     with open(ORDER, "w") as f:
         f.write(HEADER + "\n".join(order + elsewhere + kept) + "\n")

@@ -72,13 +72,15 @@ def read_order(path):
 START_FILES = ('crt1.o', 'crtbegin*.o', 'crtend*.o')
 
 
-def script(entries, library_members, start_files=()):
+def script(entries, library_members):
     """The linker script's text: one input-section line per function (its section, as
     gcc names it, and main's; a function's cold part, NAME.cold, is gcc's
     .text.unlikely.NAME), or per C library member the first time one is needed; an
     entry ARCHIVE:MEMBER names a member itself (where the function run is a local one
-    that several members define: code_order.py resolved it by its address)."""
-    lines = [f'    *{name}(.text .text.*)' for name in start_files]
+    that several members define: code_order.py resolved it by its address). The start
+    files and named members only come where the C library's members do (a static
+    program; the shared library has neither)."""
+    lines = [f'    *{name}(.text .text.*)' for name in START_FILES] if library_members else []
     seen = set()
 
     def member(archive, name):
@@ -104,5 +106,4 @@ def script(entries, library_members, start_files=()):
 def write_script(path, order_path, cc, flags, nm, with_c_library):
     members = c_library_members(cc, flags, nm) if with_c_library else {}
     with open(path, 'w') as out:
-        out.write(script(read_order(order_path), members,
-                         START_FILES if with_c_library else ()))
+        out.write(script(read_order(order_path), members))
