@@ -7,7 +7,8 @@ the script below lists them in the order of csrc/code_order.txt, in an output se
 inserted before .text; a static program also gets the C library's members that define
 the listed functions (the C library is not built with function sections: its members go
 whole), or the members listed by name, and the start files' code. Everything unlisted
-stays in .text, after them, in link order.
+stays in .text, after them, in link order. A static program's math library tables go
+last, after .eh_frame (MATH_TABLES_LAST).
 """
 import re
 import shlex
@@ -72,6 +73,25 @@ def read_order(path):
 START_FILES = ('crt1.o', 'crtbegin*.o', 'crtend*.o')
 
 
+# glibc's static libm brings some 150 KB of tables for the double-precision functions
+# ember's reference paths name (asin, atan and tan in four ISA variants, sin and cos, exp,
+# log, pow), read only by runs that call them; in .rodata they sit between the data
+# every run reads and cost a 64 KiB window (fault-around) to every run. This section
+# puts them after .eh_frame, whose first page every run reads at startup, where only a
+# run that calls them maps them. The float functions' data (expf's, logf's, powf's,
+# sinf's: the *f_data.o and *f_log2_data.o members, 1.2 KB) stays in .rodata: the
+# scalar tails of the f32 kernels call them.
+MATH_TABLES_LAST = """SECTIONS
+{
+  .rodata.math_tables :
+  {
+    *libm*.a:*(EXCLUDE_FILE (*libm*.a:*f_data.o *libm*.a:*f_log2_data.o) .rodata)
+  }
+}
+INSERT AFTER .eh_frame;
+"""
+
+
 def script(entries, library_members):
     """The linker script's text: one input-section line per function (its section, as
     gcc names it, and main's; a function's cold part, NAME.cold, is gcc's
@@ -100,7 +120,7 @@ def script(entries, library_members):
             member(archive, name)
     return ('/* written by site_scons/code_order.py from csrc/code_order.txt */\n'
             'SECTIONS\n{\n  .text.run_order :\n  {\n' + '\n'.join(lines) +
-            '\n  }\n}\nINSERT BEFORE .text;\n')
+            '\n  }\n}\nINSERT BEFORE .text;\n' + (MATH_TABLES_LAST if library_members else ''))
 
 
 def write_script(path, order_path, cc, flags, nm, with_c_library):

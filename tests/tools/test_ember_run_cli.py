@@ -226,6 +226,26 @@ def site_code_order():
     return module
 
 
+def test_the_math_librarys_tables_lie_after_the_unwind_tables():
+    """A static ember-run's libm tables (__sincostab, __exp_data) lie in
+    .rodata.math_tables, after .eh_frame and out of .rodata; the float functions' data
+    (__exp2f_data, expf's) stays in .rodata."""
+    script = open(os.path.join(BUILD, "code_order_static.ld")).read()
+    assert ".rodata.math_tables" in script and "INSERT AFTER .eh_frame" in script, script
+    ranges = section_ranges(EMBER_RUN)
+    rodata, unwind, tables = (ranges[name] for name in
+                              (".rodata", ".eh_frame", ".rodata.math_tables"))
+    assert rodata[1] <= unwind[0] and unwind[1] <= tables[0], ranges
+    symbols = subprocess.run(["nm", "--defined-only", EMBER_RUN], capture_output=True,
+                             text=True, check=True).stdout
+    address = {fields[2]: int(fields[0], 16) for fields in map(str.split, symbols.splitlines())
+               if len(fields) == 3}
+    for name in ("__sincostab", "__exp_data"):
+        assert tables[0] <= address[name] < tables[1], (name, hex(address[name]), ranges)
+    assert rodata[0] <= address["__exp2f_data"] < rodata[1], (hex(address["__exp2f_data"]),
+                                                                ranges)
+
+
 @pytest.mark.parametrize("binary", ["ember-run", "libember.so"])
 def test_the_code_runs_reach_is_laid_out_first(binary):
     """csrc/code_order.txt's functions lie in .text.run_order, before .text: the C
