@@ -41,6 +41,8 @@ TORCH_MODELS = {
     "encoder.dynamo": (1, 50, 40),
     "lstm.legacy": (1, 100, 40),
     "lstm.dynamo": (1, 100, 40),
+    "gru.legacy": (1, 100, 40),
+    "gru.dynamo": (1, 100, 40),
 }
 
 

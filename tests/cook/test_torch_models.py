@@ -1,6 +1,6 @@
 """Models exported from torch 2.13 by both of its ONNX exporters (tests/data/torch): a
-MobileNetV2, a bidirectional LSTM with dynamic batch and time axes, a transformer
-encoder, a causal dilated TCN and a MobileNetV3-style net. Each must type completely with its symbols kept, declutter to core ops, and
+MobileNetV2, a bidirectional LSTM and a 2-layer GRU with dynamic batch and time axes, a
+transformer encoder, a causal dilated TCN and a MobileNetV3-style net. Each must type completely with its symbols kept, declutter to core ops, and
 match onnxruntime through run_reference at several values of its symbols."""
 import os
 
@@ -21,6 +21,8 @@ MODELS = {
                      {"Clip", "BatchNorm", "Copy", "Shape", "Gather"}),
     "lstm": ([(1, 7, 40), (3, 23, 40)], {"N", "T"},
              {"Copy", "Shape", "Gather", "Concat", "Broadcast"}),
+    "gru": ([(1, 7, 40), (3, 23, 40)], {"N", "T"},
+            {"Copy", "Shape", "Gather", "Concat", "Broadcast", "Slice"}),
     "encoder": ([(1, 7, 40), (2, 23, 40)], {"N", "T"}, {"Copy", "Shape", "Gather", "Erf"}),
     "tcn": ([(1, 40, 37), (2, 40, 100)], {"N", "T"}, {"Copy", "Shape", "Gather"}),
     "mobilenet_v3": ([(1, 3, 96, 96), (3, 3, 96, 96)], {"N"},

@@ -1,6 +1,6 @@
 """Real voice models on aarch64 and armv7 (under QEMU): the main silero-vad model (its If
-on the sample rate kept in the plan, LSTM inside), torch's bidirectional LSTM with a
-dynamic time axis and torch's transformer encoder (attention's softmax rows, erf GELU,
+on the sample rate kept in the plan, LSTM inside), torch's bidirectional LSTM and 2-layer
+GRU with a dynamic time axis and torch's transformer encoder (attention's softmax rows, erf GELU,
 LayerNorm), cooked on the host, run by the cross-built ember-run, and compared with the
 host's C runtime."""
 import importlib.util
@@ -43,12 +43,17 @@ def torch_lstm():
     return torch_model("lstm.dynamo", (2, 13, 40))
 
 
+def torch_gru():
+    return torch_model("gru.legacy", (2, 13, 40))
+
+
 def torch_encoder():
     return torch_model("encoder.dynamo", (1, 23, 40))
 
 
 @pytest.mark.parametrize("arch", ["aarch64", "armv7"])
 @pytest.mark.parametrize("name, make", [("silero_vad", silero), ("torch_lstm", torch_lstm),
+                                        ("torch_gru", torch_gru),
                                         ("torch_encoder", torch_encoder)])
 def test_model_matches_the_host_under_qemu(arch, name, make, tmp_path):
     cross.require_cross(arch)

@@ -2,8 +2,8 @@
 is cooked once, one runnable runs it at two input shapes (batch and/or time), and every
 output matches onnxruntime. The models (tests/data/torch, see export.py there): a causal
 dilated TCN (keyword-spotting style, explicit padding), a MobileNetV3-style net
-(hard-swish, hard-sigmoid squeeze-excite), MobileNetV2 and a transformer encoder with
-exact GELU and LayerNorm, from both torch exporters where they keep the axes dynamic."""
+(hard-swish, hard-sigmoid squeeze-excite), MobileNetV2, a transformer encoder with
+exact GELU and LayerNorm, a bidirectional LSTM and a 2-layer GRU, from both torch exporters where they keep the axes dynamic."""
 import os
 
 import numpy as np
@@ -24,6 +24,10 @@ CASES = {
     ("mobilenet_v2", "legacy"): [(1, 3, 224, 224), (2, 3, 224, 224)],
     ("mobilenet_v2", "dynamo"): [(1, 3, 224, 224), (2, 3, 224, 224)],
     ("encoder", "dynamo"): [(1, 7, 40), (2, 23, 40)],
+    ("lstm", "legacy"): [(1, 7, 40), (3, 23, 40)],
+    ("lstm", "dynamo"): [(1, 7, 40), (3, 23, 40)],
+    ("gru", "legacy"): [(1, 7, 40), (3, 23, 40)],
+    ("gru", "dynamo"): [(1, 7, 40), (3, 23, 40)],
 }
 
 

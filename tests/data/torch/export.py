@@ -1,5 +1,6 @@
-"""Export the torch test models: MobileNetV2, a bidirectional LSTM, a transformer encoder,
-a causal dilated TCN (keyword-spotting style) and a MobileNetV3-style net.
+"""Export the torch test models: MobileNetV2, a bidirectional LSTM, a 2-layer GRU, a
+transformer encoder, a causal dilated TCN (keyword-spotting style) and a MobileNetV3-style
+net.
 
     pip install torch==2.13.0 onnxscript && python tests/data/torch/export.py
 
@@ -83,6 +84,19 @@ class SpeechLstm(nn.Module):
 
     def forward(self, x):
         return self.out(self.lstm(x)[0])
+
+
+class SpeechGru(nn.Module):
+    """Keyword spotting or voice activity: 40 features per frame -> 2 GRU layers of 128
+    units -> 12 scores per frame."""
+
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(40, 128, num_layers=2, batch_first=True)
+        self.out = nn.Linear(128, 12)
+
+    def forward(self, x):
+        return self.out(self.gru(x)[0])
 
 
 class Encoder(nn.Module):
@@ -207,6 +221,7 @@ def main():
     export(MobileNetV2(), torch.randn(2, 3, 224, 224), "mobilenet_v2", {0: "N"})
     export(SpeechLstm(), torch.randn(2, 50, 40), "lstm", {0: "N", 1: "T"})
     export(Encoder(), torch.randn(2, 50, 40), "encoder", {0: "N", 1: "T"})
+    export(SpeechGru(), torch.randn(2, 50, 40), "gru", {0: "N", 1: "T"})
     export(Tcn(), torch.randn(2, 40, 50), "tcn", {0: "N", 2: "T"})
     export(MobileNetV3Small(), torch.randn(2, 3, 96, 96), "mobilenet_v3", {0: "N"})
 
