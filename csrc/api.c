@@ -257,6 +257,14 @@ EMBER_API ember_status ember_runnable_output(const ember_runnable *runnable, siz
     return ember_runnable_get_output(runnable, index, out_tensor);
 }
 
+EMBER_API ember_status ember_runnable_input(ember_runnable *runnable, size_t index,
+                                            ember_tensor *out_tensor)
+{
+    if (runnable == NULL || out_tensor == NULL)
+        return ember_error_set(EMBER_ERROR_ARGUMENT, "ember_runnable_input: NULL argument");
+    return ember_runnable_get_input(runnable, index, out_tensor);
+}
+
 EMBER_API size_t ember_runnable_memory_bytes(const ember_runnable *runnable)
 {
     size_t packed = 0, working = 0;

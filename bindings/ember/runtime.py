@@ -195,6 +195,15 @@ class Runnable:
         return {field: getattr(report, field) for field in
                 ("constant_bytes", "constant_resident_bytes", "packed_bytes", "arena_bytes")}
 
+    def input_buffer(self, index):
+        """Input `index`'s own buffer in the runnable's memory, as a writable numpy array
+        (ember_runnable_input): fill it, then pass it to run(), which then copies nothing
+        for it. The run reuses the buffer once the input is read, so fill it again before
+        every run. A plan with symbolic dims or control flow has none (EmberError)."""
+        c_tensor = ffi.new("ember_tensor *")
+        _check(lib.ember_runnable_input(self._handle, index, c_tensor))
+        return np.asarray(_InputBuffer(self, c_tensor))
+
     def run(self, inputs):
         """Run on a list of numpy arrays (model order); returns a list of new arrays."""
         arrays, c_inputs = c_tensors(inputs)
@@ -248,6 +257,18 @@ class Runnable:
         """A stream on this runnable of a pulsed plan (see ember.stream.State)."""
         from .stream import State
         return State(self)
+
+
+class _InputBuffer:
+    """An input's buffer in a runnable, seen by numpy; the array keeps it (and so the
+    runnable) alive."""
+
+    def __init__(self, runnable, c_tensor):
+        self._runnable = runnable
+        dtype = _DTYPES[c_tensor.datum_type]
+        self.__array_interface__ = {
+            "version": 3, "typestr": dtype.str, "shape": tuple(c_tensor.shape[0:c_tensor.rank]),
+            "data": (int(ffi.cast("uintptr_t", c_tensor.data)), False)}
 
 
 def c_tensors(inputs):

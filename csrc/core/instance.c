@@ -516,9 +516,12 @@ ember_status ember_instance_execute(ember_instance *instance, size_t n_inputs,
     }
     instance->has_run = 0; /* outputs are undefined until this run completes */
     for (size_t i = 0; i < n_inputs; i++) {
+        /* memmove: an input may be the last run's output, whose memory can overlap the
+         * input's slot; an input written in place (ember_runnable_input) is the slot */
+        void *slot = instance->tensors[model->inputs[i]].data;
         const size_t bytes = value_bytes(&model->values[model->inputs[i]]);
-        if (bytes > 0)
-            memcpy(instance->tensors[model->inputs[i]].data, inputs[i].data, bytes);
+        if (bytes > 0 && slot != inputs[i].data)
+            memmove(slot, inputs[i].data, bytes);
     }
     for (size_t n = 0; n < model->node_count; n++) {
         const ember_step *step = &instance->steps[n];

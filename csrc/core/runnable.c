@@ -262,6 +262,23 @@ ember_status ember_runnable_execute(ember_runnable *runnable, size_t n_inputs,
     return run_template(runnable, n_inputs, inputs);
 }
 
+ember_status ember_runnable_get_input(const ember_runnable *runnable, size_t index,
+                                      ember_tensor *out)
+{
+    const ember_model *model = runnable->model;
+    if (index >= model->input_count)
+        return ember_error_set(EMBER_ERROR_ARGUMENT, "input index %zu out of range (%zu "
+                               "inputs)", index, model->input_count);
+    if (model->symbolic)
+        return ember_error_set(EMBER_ERROR_UNSUPPORTED, "input %zu '%s': the plan has "
+                               "symbolic dims or control flow, so it makes its buffers at "
+                               "each run: pass the input to ember_runnable_run", index,
+                               model->input_names[index]);
+    const ember_instance *instance = runnable->instance;
+    *out = instance->tensors[instance->model->inputs[index]];
+    return EMBER_OK;
+}
+
 ember_status ember_runnable_get_output(const ember_runnable *runnable, size_t index,
                                        ember_tensor *out)
 {

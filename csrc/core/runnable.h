@@ -63,6 +63,9 @@ void ember_runnable_release(ember_runnable *runnable);
 /* Bind the symbols (templates), check the inputs, run. */
 ember_status ember_runnable_execute(ember_runnable *runnable, size_t n_inputs,
                                     const ember_tensor *inputs);
+/* Input `index`'s buffer in a concrete model's arena (ember_runnable_input). */
+ember_status ember_runnable_get_input(const ember_runnable *runnable, size_t index,
+                                      ember_tensor *out);
 /* Output `index` of the last run; EMBER_ERROR_ARGUMENT if there was none. */
 ember_status ember_runnable_get_output(const ember_runnable *runnable, size_t index,
                                        ember_tensor *out);

@@ -145,10 +145,22 @@ static void narrow_f64(npy_array *a)
     a->bytes = count * sizeof(float);
 }
 
-/* The inputs: from .npy files, or zeros of the input facts. `arrays` own the data.
- * A stream takes its user inputs only (the plan's others are the state's). */
-static int make_inputs(const ember_model *model, const options *o, ember_tensor *tensors,
-                       npy_array *arrays)
+/* Input i's buffer in the runnable (ember_runnable_input) when the inputs are written
+ * in place: for one run of a concrete plan, which then needs no buffer of its own per
+ * input (nor a copy). Repeated runs (--bench, --profile) keep their own: a run reuses
+ * the input's buffer. */
+static int input_slot(ember_runnable *run, const options *o, size_t i, ember_tensor *slot)
+{
+    if (o->bench > 0 || o->profile > 0 || o->stream)
+        return 0;
+    return ember_runnable_input(run, i, slot) == EMBER_OK;
+}
+
+/* The inputs: from .npy files, or zeros of the input facts. `arrays` own the data, or
+ * point at the runnable's input buffers (input_slot). A stream takes its user inputs
+ * only (the plan's others are the state's). */
+static int make_inputs(const ember_model *model, ember_runnable *run, const options *o,
+                       ember_tensor *tensors, npy_array *arrays)
 {
     const size_t count = o->stream ? ember_model_stream_input_count(model)
                                    : ember_model_input_count(model);
@@ -170,8 +182,11 @@ static int make_inputs(const ember_model *model, const options *o, ember_tensor 
     }
     for (size_t i = 0; i < count; i++) {
         npy_array *a = &arrays[i];
+        ember_tensor slot;
+        const int in_place = input_slot(run, o, i, &slot);
         if (o->input_count != 0) {
-            if (npy_read(o->inputs[i], a, error, sizeof error) != 0) {
+            if (npy_read_into(o->inputs[i], in_place ? &slot : NULL, a, error,
+                              sizeof error) != 0) {
                 fprintf(stderr, "ember-run: %s\n", error);
                 return 1;
             }
@@ -195,7 +210,8 @@ static int make_inputs(const ember_model *model, const options *o, ember_tensor 
             a->datum_type = fact.datum_type;
             a->rank = fact.rank;
             memcpy(a->shape, fact.shape, sizeof a->shape);
-            a->data = calloc(bytes ? bytes : 1, 1);
+            a->in_place = in_place && bytes > 0;
+            a->data = a->in_place ? memset(slot.data, 0, bytes) : calloc(bytes ? bytes : 1, 1);
             if (a->data == NULL) {
                 fprintf(stderr, "ember-run: out of memory for input %zu\n", i);
                 return 1;
@@ -380,7 +396,7 @@ int main(int argc, char **argv)
                 MAX_FILES);
         status = 1;
     } else {
-        status = make_inputs(model, &o, inputs, arrays);
+        status = make_inputs(model, run, &o, inputs, arrays);
     }
     if (status == 0 && o.profile > 0 && !o.stream) {
         status = ember_run_profile(run, n_inputs, inputs, (int)o.profile);

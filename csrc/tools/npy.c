@@ -115,17 +115,30 @@ static int array_bytes(const npy_array *a, size_t item, size_t *out)
     return 0;
 }
 
-static int read_payload(FILE *f, const char *path, npy_array *out, size_t file_item, char *error,
-                        size_t size)
+static int fits(const ember_tensor *into, const npy_array *a)
+{
+    if (into == NULL || into->datum_type != a->datum_type || into->rank != a->rank)
+        return 0;
+    for (int i = 0; i < a->rank; i++)
+        if (into->shape[i] != a->shape[i])
+            return 0;
+    return 1;
+}
+
+static int read_payload(FILE *f, const char *path, const ember_tensor *into, npy_array *out,
+                        size_t file_item, char *error, size_t size)
 {
     size_t file_bytes;
     if (array_bytes(out, file_item, &file_bytes) != 0)
         return fail(error, size, "%s: array too large", path);
-    void *raw = malloc(file_bytes ? file_bytes : 1);
+    out->in_place = fits(into, out);
+    void *raw = out->in_place ? into->data : malloc(file_bytes ? file_bytes : 1);
     if (raw == NULL)
         return fail(error, size, "%s: out of memory (%zu bytes)", path, file_bytes);
     if (fread(raw, 1, file_bytes, f) != file_bytes) {
-        free(raw);
+        if (!out->in_place)
+            free(raw);
+        out->in_place = 0;
         return fail(error, size, "%s: truncated: the header announces %zu data bytes", path,
                     file_bytes);
     }
@@ -135,6 +148,12 @@ static int read_payload(FILE *f, const char *path, npy_array *out, size_t file_i
 }
 
 int npy_read(const char *path, npy_array *out, char *error, size_t error_size)
+{
+    return npy_read_into(path, NULL, out, error, error_size);
+}
+
+int npy_read_into(const char *path, const ember_tensor *into, npy_array *out, char *error,
+                  size_t error_size)
 {
     memset(out, 0, sizeof *out);
     FILE *f = fopen(path, "rb");
@@ -169,7 +188,7 @@ int npy_read(const char *path, npy_array *out, char *error, size_t error_size)
     header[header_len] = '\0';
     size_t file_item = 0;
     if (parse_header(header, path, out, &file_item, error, error_size) == 0)
-        status = read_payload(f, path, out, file_item, error, error_size);
+        status = read_payload(f, path, into, out, file_item, error, error_size);
 done:
     free(header);
     fclose(f);
@@ -226,6 +245,8 @@ int npy_write(const char *path, const ember_tensor *tensor, char *error, size_t 
 
 void npy_free(npy_array *array)
 {
-    free(array->data);
+    if (!array->in_place)
+        free(array->data);
     array->data = NULL;
+    array->in_place = 0;
 }

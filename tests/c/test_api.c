@@ -134,6 +134,39 @@ static void check_run(const ember_model *model, const expectations *e, const cha
     ember_runnable_free(run);
 }
 
+/* An input written in place (ember_runnable_input): the same outputs as a copied one,
+ * run after run when it is written again; then the errors. */
+static void check_in_place(const ember_model *model, const expectations *e)
+{
+    ember_runnable *run = NULL;
+    if (ember_runnable_new(model, &run) != EMBER_OK)
+        return;
+    ember_tensor slot, again, out;
+    CHECK(ember_runnable_input(run, 0, &slot) == EMBER_OK, "input buffer: %s",
+          ember_last_error());
+    ember_fact fact;
+    ember_model_input_fact(model, 0, &fact);
+    CHECK(slot.datum_type == fact.datum_type && slot.rank == fact.rank &&
+          memcmp(slot.shape, fact.shape, (size_t)fact.rank * sizeof *fact.shape) == 0 &&
+          slot.data != NULL && slot.data != e->inputs, "input buffer has the input's fact");
+    for (int repeat = 0; repeat < 2; repeat++) {
+        memcpy(slot.data, e->inputs, e->input_count * sizeof(float));
+        CHECK(ember_runnable_run(run, 1, &slot) == EMBER_OK, "in place: run: %s",
+              ember_last_error());
+        CHECK(ember_runnable_output(run, 0, &out) == EMBER_OK && e->output_count > 0 &&
+              fabsf(((const float *)out.data)[0] - e->outputs[0]) <=
+                  1e-5f + 1e-4f * fabsf(e->outputs[0]),
+              "in place: output, run %d", repeat);
+    }
+    CHECK(ember_runnable_input(run, 0, &again) == EMBER_OK && again.data == slot.data,
+          "the buffer stays where it is");
+    CHECK(ember_runnable_input(run, 1, &again) == EMBER_ERROR_ARGUMENT &&
+          strstr(ember_last_error(), "1") != NULL, "bad input index: %s", ember_last_error());
+    CHECK(ember_runnable_input(run, 0, NULL) == EMBER_ERROR_ARGUMENT, "NULL out");
+    CHECK(ember_runnable_input(NULL, 0, &again) == EMBER_ERROR_ARGUMENT, "NULL runnable");
+    ember_runnable_free(run);
+}
+
 /* The model freed before its runnable (a garbage collector may free them in either
  * order): the runnable holds its own reference and still runs. */
 static void check_free_order(const char *path, const expectations *e)
@@ -425,6 +458,7 @@ int main(int argc, char **argv)
         check_model_queries(model);
         check_run(model, &e, "from path");
         check_run_errors(model, &e);
+        check_in_place(model, &e);
         ember_model_free(model);
     }
     check_free_order(argv[1], &e);

@@ -121,6 +121,34 @@ def test_memory_prints_the_report_and_the_peak(plan_dir):
     assert "run: median" in result.stdout      # with --bench: its report, then this one
 
 
+def test_an_input_read_into_the_runnable_gives_what_a_copied_one_gives(plan_dir, tmp_path):
+    """One run reads each .npy straight into the runnable's input buffer; --bench keeps a
+    copy of its own (every run reuses that buffer); f64 files are narrowed in a buffer of
+    their own. All give the same outputs; a file of the wrong shape or a truncated one is
+    an error naming it."""
+    x = np.random.default_rng(3).standard_normal((1, 1, 8, 8))
+    np.save(tmp_path / "x.npy", x.astype(np.float32))
+    np.save(tmp_path / "x64.npy", x)
+    outputs = {}
+    for name, args in {"in place": ["-i", "x.npy"], "copied": ["--bench", "2", "-i", "x.npy"],
+                       "f64": ["-i", "x64.npy"]}.items():
+        out = str(tmp_path / f"{name}.npy")
+        result = run(plan_dir, *[str(tmp_path / a) if a.endswith(".npy") else a
+                                 for a in args], "-o", out)
+        assert result.returncode == 0, result.stderr
+        outputs[name] = np.load(out)
+    assert np.array_equal(outputs["in place"], outputs["copied"])
+    assert np.array_equal(outputs["in place"], outputs["f64"])
+    assert float(np.abs(outputs["copied"]).max()) > 0
+    np.save(tmp_path / "wide.npy", np.zeros((1, 1, 8, 9), np.float32))
+    result = run(plan_dir, "-i", str(tmp_path / "wide.npy"))
+    assert result.returncode == 1 and "expected f32 [1, 1, 8, 8], got f32 [1, 1, 8, 9]" \
+        in result.stderr, result.stderr
+    (tmp_path / "short.npy").write_bytes((tmp_path / "x.npy").read_bytes()[:-20])
+    result = run(plan_dir, "-i", str(tmp_path / "short.npy"))
+    assert result.returncode == 1 and "short.npy: truncated" in result.stderr, result.stderr
+
+
 def test_an_onnx_file_says_cook_it_first():
     result = run(os.path.join(ROOT, "examples", "digits.onnx"))
     assert result.returncode == 2
