@@ -262,13 +262,22 @@ ember_status ember_runnable_execute(ember_runnable *runnable, size_t n_inputs,
     return run_template(runnable, n_inputs, inputs);
 }
 
+/* "input index 3 out of range (1 inputs)" */
+static ember_status check_index(size_t index, size_t count, const char *what)
+{
+    if (index < count)
+        return EMBER_OK;
+    return ember_error_set(EMBER_ERROR_ARGUMENT, "%s index %zu out of range (%zu %ss)", what,
+                           index, count, what);
+}
+
 ember_status ember_runnable_get_input(const ember_runnable *runnable, size_t index,
                                       ember_tensor *out)
 {
     const ember_model *model = runnable->model;
-    if (index >= model->input_count)
-        return ember_error_set(EMBER_ERROR_ARGUMENT, "input index %zu out of range (%zu "
-                               "inputs)", index, model->input_count);
+    ember_status status = check_index(index, model->input_count, "input");
+    if (status != EMBER_OK)
+        return status;
     if (model->symbolic)
         return ember_error_set(EMBER_ERROR_UNSUPPORTED, "input %zu '%s': the plan has "
                                "symbolic dims or control flow, so it makes its buffers at "
@@ -283,9 +292,9 @@ ember_status ember_runnable_get_output(const ember_runnable *runnable, size_t in
                                        ember_tensor *out)
 {
     const ember_model *model = runnable->model;
-    if (index >= model->output_count)
-        return ember_error_set(EMBER_ERROR_ARGUMENT, "output index %zu out of range (%zu "
-                               "outputs)", index, model->output_count);
+    ember_status status = check_index(index, model->output_count, "output");
+    if (status != EMBER_OK)
+        return status;
     const ember_instance *instance = runnable->instance;
     if (model->symbolic ? !runnable->has_run : !instance->has_run)
         return ember_error_set(EMBER_ERROR_ARGUMENT,
