@@ -131,7 +131,7 @@ static int read_payload(FILE *f, const char *path, const ember_tensor *into, npy
     size_t file_bytes;
     if (array_bytes(out, file_item, &file_bytes) != 0)
         return fail(error, size, "%s: array too large", path);
-    out->in_place = fits(into, out);
+    out->in_place = file_bytes > 0 && fits(into, out); /* an empty slot may be NULL */
     void *raw = out->in_place ? into->data : malloc(file_bytes ? file_bytes : 1);
     if (raw == NULL)
         return fail(error, size, "%s: out of memory (%zu bytes)", path, file_bytes);
